@@ -1,0 +1,117 @@
+package profiles
+
+// Spec is the resolved plan: one plain, JSON-able value holding everything the launcher needs to
+// build the sandbox. Every path in it is absolute and already resolved on the host; every variable
+// is expanded; every optional path that does not exist is gone. The launcher executes a Spec, it
+// decides nothing: `jail --dry-run` prints exactly this value.
+type Spec struct {
+	Profile string   `json:"profile"` // name or file the plan was resolved from
+	Argv    []string `json:"argv"`    // the command and its arguments, as given
+	Cwd     string   `json:"cwd"`     // working directory inside the sandbox
+	Env     []string `json:"env"`     // the command's whole environment, KEY=VALUE
+	// Hostname is the sandbox's UTS name.
+	Hostname string `json:"hostname"`
+
+	// Mounts are the filesystem setup operations, run in this order inside the new root
+	// (bubblewrap's SetupOp list). Later operations may sit beneath earlier ones.
+	Mounts []Mount `json:"mounts"`
+
+	Namespaces Namespaces `json:"namespaces"`
+	Network    Network    `json:"network"`
+	Limits     Limits     `json:"limits"`
+	Landlock   Landlock   `json:"landlock"`
+	Syscalls   Syscalls   `json:"syscalls"`
+
+	// Fallback is "" (fail when namespaces are unavailable) or "landlock" (run with Landlock,
+	// seccomp, no_new_privs and a new session alone).
+	Fallback string `json:"fallback,omitempty"`
+	// AllowWeaker lets a fallback run start although some protections cannot hold.
+	AllowWeaker bool `json:"allow_weaker,omitempty"`
+
+	// Verbose makes every setup step log a line to stderr.
+	Verbose bool `json:"verbose,omitempty"`
+}
+
+// MountKind names one filesystem setup operation.
+type MountKind string
+
+const (
+	MountROBind   MountKind = "ro-bind"   // bind Source at Target, read-only on every submount
+	MountBind     MountKind = "bind"      // bind Source at Target, writable
+	MountProtect  MountKind = "protect"   // Source inside a writable grant, rebound read-only
+	MountTmpfs    MountKind = "tmpfs"     // an empty writable tmpfs at Target
+	MountHideDir  MountKind = "hide-dir"  // an empty read-only directory over Target
+	MountHideFile MountKind = "hide-file" // /dev/null over Target
+	MountProc     MountKind = "proc"      // a fresh /proc for the sandbox's pid namespace
+	MountDev      MountKind = "dev"       // a minimal /dev: null zero full random urandom tty, pts, shm
+	MountSymlink  MountKind = "symlink"   // a symlink at Target pointing to Source (merged-/usr links)
+	MountDir      MountKind = "dir"       // an empty directory at Target (e.g. $HOME inside)
+)
+
+// Mount is one setup operation. Source is a host path (or a link text for symlinks); Target is
+// the path inside the sandbox.
+type Mount struct {
+	Kind   MountKind `json:"kind"`
+	Source string    `json:"source,omitempty"`
+	Target string    `json:"target"`
+	// Create asks the launcher to create a missing Target placeholder on the host (a protected
+	// path that does not exist yet must still be masked, and a mount needs something to sit on).
+	// IsDir says which kind of placeholder, and for hides which mask.
+	Create bool `json:"create,omitempty"`
+	IsDir  bool `json:"is_dir,omitempty"`
+}
+
+// Namespaces says which namespaces the sandbox gets. The profile cannot switch off user, mount
+// or pid; the fields exist so the plan shows exactly what was asked of the kernel.
+type Namespaces struct {
+	User   bool `json:"user"`
+	Mount  bool `json:"mount"`
+	PID    bool `json:"pid"`
+	IPC    bool `json:"ipc"`
+	UTS    bool `json:"uts"`
+	Net    bool `json:"net"`
+	Cgroup bool `json:"cgroup"`
+}
+
+// Network is the sandbox's network grant.
+type Network struct {
+	// Mode is "none" (own namespace, only lo) or "host" (the host's network).
+	Mode string `json:"mode"`
+	// TCPConnect and TCPBind are ports Landlock allows when Mode is "host"; empty means no
+	// Landlock network rule at all.
+	TCPConnect []uint16 `json:"tcp_connect,omitempty"`
+	TCPBind    []uint16 `json:"tcp_bind,omitempty"`
+}
+
+// Limits are resource limits applied to the command.
+type Limits struct {
+	// TimeoutSeconds kills the whole sandbox after that many seconds; 0 means none.
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	// The rlimits below are set soft = hard; 0 means inherited (except Core).
+	CPUSeconds   uint64 `json:"cpu_seconds,omitempty"`
+	AddressSpace uint64 `json:"address_space,omitempty"`
+	Processes    uint64 `json:"processes,omitempty"`
+	OpenFiles    uint64 `json:"open_files,omitempty"`
+	FileSize     uint64 `json:"file_size,omitempty"`
+	// Core is the core-dump size limit; 0 (the default) disables core dumps.
+	Core uint64 `json:"core"`
+}
+
+// Landlock mirrors the filesystem grants as Landlock rules, with paths as the sandbox sees them.
+type Landlock struct {
+	// Mode is "required", "best-effort" or "off".
+	Mode  string   `json:"mode"`
+	Read  []string `json:"read,omitempty"`  // read + execute
+	Write []string `json:"write,omitempty"` // every filesystem right
+}
+
+// Syscalls is the seccomp policy.
+type Syscalls struct {
+	// Default is "allow" (deny-list: the built-in set plus Deny, minus Allow) or "deny"
+	// (allow-list built from Allow).
+	Default string   `json:"default"`
+	Deny    []string `json:"deny,omitempty"`
+	Allow   []string `json:"allow,omitempty"`
+	Errno   string   `json:"errno"`
+	Log     bool     `json:"log,omitempty"`
+}
