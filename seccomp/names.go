@@ -1,0 +1,79 @@
+package seccomp
+
+import (
+	"sort"
+	"sync"
+
+	libseccomp "github.com/seccomp/libseccomp-golang"
+)
+
+// maxSyscall bounds the scan of the native syscall table (x86_64 numbers end in the 400s; x32
+// numbers, at 0x40000000 and up, are not native and never scanned).
+const maxSyscall = 1024
+
+// native returns the syscall table of the machine jail runs on: name → number, as libseccomp
+// knows it. Names libseccomp only knows as pseudo-syscalls (socketcall on x86_64, negative
+// numbers) are not in it: a rule for them could never match.
+var native = sync.OnceValue(func() map[string]int {
+	arch, err := libseccomp.GetNativeArch()
+	if err != nil {
+		return map[string]int{}
+	}
+	table := make(map[string]int)
+	for nr := range maxSyscall {
+		name, err := libseccomp.ScmpSyscall(nr).GetNameByArch(arch)
+		if err == nil && name != "" {
+			table[name] = nr
+		}
+	}
+	return table
+})
+
+// Known reports whether name is a syscall of the native architecture.
+func Known(name string) bool {
+	_, ok := native()[name]
+	return ok
+}
+
+// Names returns every known syscall name, sorted.
+func Names() []string {
+	names := make([]string, 0, len(native()))
+	for name := range native() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Suggest returns the known syscall name closest to name, for a "did you mean" hint, or "" when
+// nothing is close enough to be a plausible typo.
+func Suggest(name string) string {
+	best, bestDist := "", len(name)/2+2
+	for _, candidate := range Names() {
+		if d := editDistance(name, candidate); d < bestDist {
+			best, bestDist = candidate, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
