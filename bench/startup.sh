@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Start-up and real-command cost of jail against bare execution and bubblewrap with the same
+# grants, measured side by side in one run (hyperfine runs them back to back, under the same load). Prints the medians and the ratios jail/bwrap.
+#   bench/startup.sh [path/to/jail]       (needs: hyperfine bubblewrap git python3)
+set -euo pipefail
+jail=${1:-$(dirname "$0")/../jail}
+jail=$(realpath "$jail")
+for tool in hyperfine bwrap git python3 jq; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y hyperfine bubblewrap git python3 jq)" >&2; exit 2; }
+done
+
+# A medium repository: the Python standard library, committed.
+repo=$(mktemp -d /tmp/jail-bench-repo.XXXXXX)
+trap 'rm -rf "$repo" "$out"' EXIT
+cp -r /usr/lib/python3*/. "$repo/" 2>/dev/null || true
+git -C "$repo" init -q && git -C "$repo" add -A && git -C "$repo" -c user.name=b -c user.email=b@b commit -qm bench
+echo "repository: $(git -C "$repo" ls-files | wc -l) files"
+cd "$repo"
+
+# bubblewrap with the grants of jail's agent profile.
+bw=(bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr --ro-bind /etc /etc)
+for l in bin sbin lib lib64; do
+	[ -L "/$l" ] && bw+=(--symlink "$(readlink "/$l")" "/$l")
+done
+bw+=(--proc /proc --dev /dev --tmpfs /tmp --tmpfs "$HOME" --bind "$repo" "$repo" --chdir "$repo" --)
+
+out=$(mktemp)
+bench() { # name, command line (hyperfine splits it shell-style)
+	local name=$1 cmd=$2
+	hyperfine -N --warmup 5 --runs "${RUNS:-60}" --export-json "$out" \
+		-n bare "$cmd" -n bwrap "${bw[*]} $cmd" -n jail "$jail -- $cmd" >/dev/null
+	jq -r --arg n "$name" '.results as $r | ($r[] | select(.command=="bwrap") | .median) as $b |
+		$r[] | "\($n)\t\(.command)\t\(.median*1000 | .*100|round/100) ms\t\(.median/$b | .*100|round/100)x bwrap"' "$out"
+}
+printf 'benchmark\trunner\tmedian\tratio\n'
+bench "true" /bin/true
+bench "python3 import json" "python3 -c 'import json'"
+bench "git status" "git status --porcelain"
