@@ -9,6 +9,13 @@ import (
 )
 
 // build makes the libseccomp filter for the policy. The caller releases it.
+//
+// Both modes build the same shape: default ALLOW, an unconditional deny rule per denied
+// syscall, the argument checks for the syscalls that stay allowed, and ENOSYS for clone3.
+// (libseccomp drops conditional rules for a syscall that also has an unconditional one, and
+// refuses rules whose action is the default, so "deny these argument values, allow the rest"
+// only works with ALLOW as the default.) The allow-list mode denies every known syscall it does
+// not allow; syscalls newer than the table are answered by enosysPrefix.
 func build(p Policy) (*libseccomp.ScmpFilter, error) {
 	mode, err := p.mode()
 	if err != nil {
@@ -27,11 +34,7 @@ func build(p Policy) (*libseccomp.ScmpFilter, error) {
 	if p.Log {
 		deny = libseccomp.ActLog
 	}
-	def := libseccomp.ActAllow
-	if mode == ModeDeny {
-		def = actErrno(syscall.ENOSYS)
-	}
-	prog, err := libseccomp.NewFilter(def)
+	prog, err := libseccomp.NewFilter(libseccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp filter: %w", err)
 	}
@@ -46,9 +49,9 @@ func build(p Policy) (*libseccomp.ScmpFilter, error) {
 	return prog, nil
 }
 
-// configure sets the filter attributes: foreign architectures are killed, the program is a
-// binary tree, and libseccomp does not set no_new_privs or TSYNC itself (Install does the
-// former, and the latter is deliberately not wanted).
+// configure sets the filter attributes: foreign architectures (i386, x32) are killed, the
+// program is a binary tree sorted by syscall number, and libseccomp sets neither
+// no_new_privs nor TSYNC (it never loads this filter; Install does).
 func configure(prog *libseccomp.ScmpFilter) error {
 	if err := prog.SetBadArchAction(libseccomp.ActKillProcess); err != nil {
 		return fmt.Errorf("seccomp bad-arch action: %w", err)
@@ -64,30 +67,52 @@ func configure(prog *libseccomp.ScmpFilter) error {
 
 // addRules adds the policy's rules to prog.
 func addRules(prog *libseccomp.ScmpFilter, p Policy, mode string, deny libseccomp.ScmpAction) error {
-	if mode == ModeDeny {
-		return addAllowList(prog, p, deny)
-	}
-	for _, name := range denyListNames(p) {
+	enosys := enosysNames(p)
+	denied := deniedNames(p, mode, enosys)
+	for _, name := range denied {
 		if err := addRule(prog, name, deny); err != nil {
 			return err
 		}
 	}
-	for _, name := range enosysCalls {
-		if !slices.Contains(p.Allow, name) && !slices.Contains(p.Deny, name) {
-			if err := addRule(prog, name, actErrno(syscall.ENOSYS)); err != nil {
-				return err
-			}
+	for _, name := range enosys {
+		if err := addRule(prog, name, actErrno(syscall.ENOSYS)); err != nil {
+			return err
+		}
+	}
+	for _, check := range argChecks(p.BlockMPTCP) {
+		lifted := mode == ModeAllow && !check.always && slices.Contains(p.Allow, check.name)
+		if lifted || slices.Contains(denied, check.name) {
+			continue
+		}
+		if err := addArgCheck(prog, check, deny); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// denyListNames returns the unconditionally denied names of the deny-list mode: the built-in set
-// plus Deny, minus Allow (Deny wins where a name is in both).
-func denyListNames(p Policy) []string {
+// enosysNames returns the ENOSYS calls the policy neither allows nor denies by name.
+func enosysNames(p Policy) []string {
 	var names []string
-	for _, name := range defaultDeny {
-		if !slices.Contains(p.Allow, name) {
+	for _, name := range enosysCalls {
+		if !slices.Contains(p.Allow, name) && !slices.Contains(p.Deny, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// deniedNames returns the unconditionally denied syscalls. Deny-list mode: the built-in set
+// plus Deny, minus Allow. Allow-list mode: every known syscall but Allow and the ENOSYS calls,
+// plus Deny. Deny wins where a name is in both lists.
+func deniedNames(p Policy, mode string, enosys []string) []string {
+	base := defaultDeny
+	if mode == ModeDeny {
+		base = Names()
+	}
+	var names []string
+	for _, name := range base {
+		if !slices.Contains(p.Allow, name) && !slices.Contains(enosys, name) {
 			names = append(names, name)
 		}
 	}
@@ -97,23 +122,6 @@ func denyListNames(p Policy) []string {
 		}
 	}
 	return names
-}
-
-// addAllowList adds the allow-list mode's rules: the filter's default action is ENOSYS (so a
-// syscall newer than this table fails the way an old kernel would and libc falls back), every
-// known syscall that is not allowed fails with the policy's errno.
-func addAllowList(prog *libseccomp.ScmpFilter, p Policy, deny libseccomp.ScmpAction) error {
-	for _, name := range Names() {
-		allowed := slices.Contains(p.Allow, name) && !slices.Contains(p.Deny, name)
-		act := deny
-		if allowed {
-			act = libseccomp.ActAllow
-		}
-		if err := addRule(prog, name, act); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // addRule adds an unconditional rule for the named native syscall.

@@ -30,6 +30,13 @@ func Compile(p Policy) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if mode, _ := p.mode(); mode == ModeDeny {
+		prefix, err := enosysPrefix()
+		if err != nil {
+			return nil, err
+		}
+		bpf = append(prefix, bpf...)
+	}
 	return &Filter{bpf: bpf}, nil
 }
 

@@ -12,14 +12,17 @@ import (
 const maxSyscall = 1024
 
 // native returns the syscall table of the machine jail runs on: name → number, as libseccomp
-// knows it. Names libseccomp only knows as pseudo-syscalls (socketcall on x86_64, negative
-// numbers) are not in it: a rule for them could never match.
+// knows it plus newerSyscalls. Names libseccomp only knows as pseudo-syscalls (socketcall on
+// x86_64, negative numbers) are not in it: a rule for them could never match.
 var native = sync.OnceValue(func() map[string]int {
+	table := make(map[string]int)
+	for name, nr := range newerSyscalls {
+		table[name] = nr
+	}
 	arch, err := libseccomp.GetNativeArch()
 	if err != nil {
-		return map[string]int{}
+		return table
 	}
-	table := make(map[string]int)
 	for nr := range maxSyscall {
 		name, err := libseccomp.ScmpSyscall(nr).GetNameByArch(arch)
 		if err == nil && name != "" {
@@ -27,6 +30,15 @@ var native = sync.OnceValue(func() map[string]int {
 		}
 	}
 	return table
+})
+
+// maxKnown is the highest known native syscall number.
+var maxKnown = sync.OnceValue(func() int {
+	highest := 0
+	for _, nr := range native() {
+		highest = max(highest, nr)
+	}
+	return highest
 })
 
 // Known reports whether name is a syscall of the native architecture.
