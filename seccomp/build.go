@@ -2,13 +2,12 @@ package seccomp
 
 import (
 	"fmt"
-	"slices"
 	"syscall"
 
 	libseccomp "github.com/seccomp/libseccomp-golang"
 )
 
-// build makes the libseccomp filter for the policy. The caller releases it.
+// build makes the libseccomp filter for the plan. The caller releases it.
 //
 // Both modes build the same shape: default ALLOW, an unconditional deny rule per denied
 // syscall, the argument checks for the syscalls that stay allowed, and ENOSYS for clone3.
@@ -16,24 +15,7 @@ import (
 // refuses rules whose action is the default, so "deny these argument values, allow the rest"
 // only works with ALLOW as the default.) The allow-list mode denies every known syscall it does
 // not allow; syscalls newer than the table are answered by enosysPrefix.
-func build(p Policy) (*libseccomp.ScmpFilter, error) {
-	mode, err := p.mode()
-	if err != nil {
-		return nil, err
-	}
-	errno, err := p.errno()
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range slices.Concat(p.Deny, p.Allow) {
-		if !Known(name) {
-			return nil, unknownError(name)
-		}
-	}
-	deny := actErrno(errno)
-	if p.Log {
-		deny = libseccomp.ActLog
-	}
+func build(pl *plan) (*libseccomp.ScmpFilter, error) {
 	prog, err := libseccomp.NewFilter(libseccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp filter: %w", err)
@@ -42,7 +24,7 @@ func build(p Policy) (*libseccomp.ScmpFilter, error) {
 		prog.Release()
 		return nil, err
 	}
-	if err := addRules(prog, p, mode, deny); err != nil {
+	if err := addRules(prog, pl); err != nil {
 		prog.Release()
 		return nil, err
 	}
@@ -65,63 +47,28 @@ func configure(prog *libseccomp.ScmpFilter) error {
 	return nil
 }
 
-// addRules adds the policy's rules to prog.
-func addRules(prog *libseccomp.ScmpFilter, p Policy, mode string, deny libseccomp.ScmpAction) error {
-	enosys := enosysNames(p)
-	denied := deniedNames(p, mode, enosys)
-	for _, name := range denied {
+// addRules adds the plan's rules to prog.
+func addRules(prog *libseccomp.ScmpFilter, pl *plan) error {
+	deny := actErrno(pl.errno)
+	if pl.log {
+		deny = libseccomp.ActLog
+	}
+	for _, name := range pl.denied {
 		if err := addRule(prog, name, deny); err != nil {
 			return err
 		}
 	}
-	for _, name := range enosys {
+	for _, name := range pl.enosys {
 		if err := addRule(prog, name, actErrno(syscall.ENOSYS)); err != nil {
 			return err
 		}
 	}
-	for _, check := range argChecks(p.BlockMPTCP) {
-		lifted := mode == ModeAllow && !check.always && slices.Contains(p.Allow, check.name)
-		if lifted || slices.Contains(denied, check.name) {
-			continue
-		}
+	for _, check := range pl.checks {
 		if err := addArgCheck(prog, check, deny); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// enosysNames returns the ENOSYS calls the policy neither allows nor denies by name.
-func enosysNames(p Policy) []string {
-	var names []string
-	for _, name := range enosysCalls {
-		if !slices.Contains(p.Allow, name) && !slices.Contains(p.Deny, name) {
-			names = append(names, name)
-		}
-	}
-	return names
-}
-
-// deniedNames returns the unconditionally denied syscalls. Deny-list mode: the built-in set
-// plus Deny, minus Allow. Allow-list mode: every known syscall but Allow and the ENOSYS calls,
-// plus Deny. Deny wins where a name is in both lists.
-func deniedNames(p Policy, mode string, enosys []string) []string {
-	base := defaultDeny
-	if mode == ModeDeny {
-		base = Names()
-	}
-	var names []string
-	for _, name := range base {
-		if !slices.Contains(p.Allow, name) && !slices.Contains(enosys, name) {
-			names = append(names, name)
-		}
-	}
-	for _, name := range p.Deny {
-		if !slices.Contains(names, name) {
-			names = append(names, name)
-		}
-	}
-	return names
 }
 
 // addRule adds an unconditional rule for the named native syscall.

@@ -21,7 +21,11 @@ func (f *Filter) BPF() []byte { return f.bpf }
 // Compile turns the policy into a BPF program. It runs in the host parent (libseccomp is not
 // needed in the sandbox) and does not install anything.
 func Compile(p Policy) (*Filter, error) {
-	prog, err := build(p)
+	pl, err := newPlan(p)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := build(pl)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +34,7 @@ func Compile(p Policy) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if mode, _ := p.mode(); mode == ModeDeny {
+	if pl.mode == ModeDeny {
 		prefix, err := enosysPrefix()
 		if err != nil {
 			return nil, err

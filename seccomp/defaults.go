@@ -2,7 +2,7 @@ package seccomp
 
 // defaultDeny is the deny-list mode's built-in set: syscalls that exist mostly to attack the
 // kernel or to leave the sandbox, and that an agent's tools do not need. Calls checked by
-// argument (socket, clone, unshare, ioctl, personality) are in argRules instead.
+// argument (socket, clone, unshare, ioctl, personality) are in argChecks instead.
 var defaultDeny = []string{
 	// kernel attack surface
 	"bpf", "perf_event_open", "userfaultfd",
@@ -15,15 +15,12 @@ var defaultDeny = []string{
 	"iopl", "ioperm", "lookup_dcookie", "nfsservctl",
 	"open_by_handle_at", "name_to_handle_at", "setns",
 	// leaving the sandbox through another process
-	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
+	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+	// mount API newer than libseccomp 2.5.4 (the rest of the family is above)
+	"open_tree_attr",
 }
 
 // enosysCalls answer ENOSYS rather than the policy's errno, because libc has a fallback that
 // the filter can check: clone3 passes its flags in memory, which seccomp cannot read, so glibc
 // falling back to clone (whose flags are a register) keeps the CLONE_NEW* check effective.
 var enosysCalls = []string{"clone3"}
-
-// DefaultDeny returns the built-in denied set of the deny-list mode (for `profile show`).
-func DefaultDeny() []string {
-	return append([]string(nil), defaultDeny...)
-}

@@ -125,3 +125,29 @@ func TestDefaultDenyIsKnown(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribe(t *testing.T) {
+	s, err := Describe(Policy{Allow: []string{"ptrace", "ioctl", "getpid"}, Deny: []string{"getcwd"}, BlockMPTCP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Mode != ModeAllow || s.Action != "errno EPERM" {
+		t.Errorf("mode %q action %q", s.Mode, s.Action)
+	}
+	if !slices.Contains(s.Denied, "getcwd") || !slices.Contains(s.Denied, "bpf") || slices.Contains(s.Denied, "ptrace") {
+		t.Errorf("denied = %v", s.Denied)
+	}
+	if !slices.Equal(s.Widened, []string{"ptrace", "ioctl"}) {
+		t.Errorf("widened = %v, want [ptrace ioctl]", s.Widened)
+	}
+	var checked []string
+	for _, c := range s.Checks {
+		checked = append(checked, c.Syscall)
+	}
+	if !slices.Equal(checked, []string{"socket", "clone", "unshare", "personality", "socket"}) {
+		t.Errorf("checks on %v", checked)
+	}
+	if !slices.Equal(s.ENOSYS, []string{"clone3"}) {
+		t.Errorf("enosys = %v", s.ENOSYS)
+	}
+}
