@@ -83,7 +83,7 @@ func checkRewrite(t *testing.T, s hookstest.Sample, jail string, out []byte) {
 	}
 
 	log := filepath.Join(t.TempDir(), "argv")
-	wrapped, err := hookstest.Bash(answer.Command, "FAKE_JAIL_LOG="+log)
+	wrapped, err := hookstest.Bash("", answer.Command, "FAKE_JAIL_LOG="+log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func checkRewrite(t *testing.T, s hookstest.Sample, jail string, out []byte) {
 	if want := []string{"-p", "agent", "--", "bash", "-c", original}; !slices.Equal(argv, want) {
 		t.Fatalf("jail argv %q; want %q", argv, want)
 	}
-	direct, err := hookstest.Bash(original)
+	direct, err := hookstest.Bash("", original)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestRunQuotesProfileAndPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := filepath.Join(t.TempDir(), "argv")
-	r, err := hookstest.Bash(answer.Command, "FAKE_JAIL_LOG="+log)
+	r, err := hookstest.Bash("", answer.Command, "FAKE_JAIL_LOG="+log)
 	if err != nil || r.Stdout != "ok\n" {
 		t.Fatalf("run %q: %+v, %v", answer.Command, r, err)
 	}

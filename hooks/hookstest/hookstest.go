@@ -5,6 +5,7 @@ package hookstest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Kind is what a sample event expects from the hook.
@@ -205,10 +207,19 @@ type Result struct {
 	Code           int
 }
 
-// Bash runs command as the harnesses do, `bash -c COMMAND`, with env added to this process's
-// environment and stdin empty.
-func Bash(command string, env ...string) (Result, error) {
-	cmd := exec.Command("bash", "-c", command)
+// Bash runs command as the harnesses do, `bash -c COMMAND`, in dir ("" for the current one),
+// with env added to this process's environment.
+func Bash(dir, command string, env ...string) (Result, error) {
+	return Exec(dir, env, "bash", "-c", command)
+}
+
+// Exec runs name with args in dir ("" for the current one), env added to this process's
+// environment, stdin empty, bounded to a minute. A non-zero exit is a Result, not an error.
+func Exec(dir string, env []string, name string, args ...string) (Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -217,8 +228,11 @@ func Bash(command string, env ...string) (Result, error) {
 	if exit, ok := errors.AsType[*exec.ExitError](err); ok {
 		r.Code, err = exit.ExitCode(), nil
 	}
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
-		return r, fmt.Errorf("bash -c: %w", err)
+		return r, fmt.Errorf("%s %q: %w", name, args, err)
 	}
 	return r, nil
 }

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/jail-sandbox/jail/hooks"
+	"github.com/jail-sandbox/jail/jail"
+)
+
+// exitHookUsage is the status of a misconfigured `jail hook`: every supported harness reads exit 2
+// from a pre-tool hook as "block this tool call", so a broken setup fails closed instead of
+// letting commands run unsandboxed.
+const exitHookUsage = 2
+
+// runHook is `jail hook HARNESS [-p PROFILE]`: it answers the harness's pre-tool event on stdin
+// with the command rewritten to run under jail (package hooks does the harness-specific JSON).
+func runHook(args []string, stdio jail.Stdio) int {
+	fs := flag.NewFlagSet("jail hook", flag.ContinueOnError)
+	fs.SetOutput(stdio.Err)
+	fs.Usage = func() {
+		fmt.Fprintf(stdio.Err, "usage: jail hook HARNESS [-p PROFILE]   (HARNESS: %q)\n", hooks.Harnesses())
+	}
+	profile := fs.String("p", defaultProfile, "")
+	fs.StringVar(profile, "profile", defaultProfile, "")
+	// Flags may come before or after HARNESS.
+	if err := fs.Parse(args); err != nil {
+		return exitHookUsage
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exitHookUsage
+	}
+	harness := fs.Arg(0)
+	if err := fs.Parse(fs.Args()[1:]); err != nil {
+		return exitHookUsage
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return exitHookUsage
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "jail hook: find the jail binary: %s\n", err)
+		return exitHookUsage
+	}
+	return hooks.Run(harness, *profile, self, stdio.In, stdio.Out, stdio.Err)
+}
+
+// runShell is the shell shim: `jail shell ARGS…`, or the binary invoked as jail-sh / jail-bash
+// (see hooks.ShimShell). ARGS are the shell's own; the profile comes from $JAIL_PROFILE.
+func runShell(name, shell string, args []string, stdio jail.Stdio) int {
+	jailArgs, err := hooks.ShellArgsFor(shell, args, hooks.ShimProfile(os.Getenv))
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "%s: %s\n", name, err)
+		return 2 // what sh itself exits with on a usage error
+	}
+	return runCommand(jailArgs, stdio)
+}

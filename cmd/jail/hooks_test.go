@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jail-sandbox/jail/hooks"
+	"github.com/jail-sandbox/jail/hooks/hookstest"
+)
+
+const hookSamples = "../../testdata/hooks"
+
+// rewriteWithJail answers event for harness the way `jail hook HARNESS -p agent` would, with the
+// real binary's path in the rewritten command, and returns that command.
+func rewriteWithJail(t *testing.T, harness string, event []byte) string {
+	t.Helper()
+	var out, errw bytes.Buffer
+	if code := hooks.Run(harness, "agent", jailBin, bytes.NewReader(event), &out, &errw); code != 0 || errw.Len() != 0 {
+		t.Fatalf("hook exit %d, stderr %q", code, errw.String())
+	}
+	answer, err := hookstest.ParseAnswer(harness, out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer.Command
+}
+
+// bashIn runs command with bash -c in dir, as a harness runs its shell tool.
+func bashIn(t *testing.T, dir, command string) hookstest.Result {
+	t.Helper()
+	r, err := hookstest.Bash(dir, command)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestHookSamplesRunInJail rewrites every recorded shell-tool event with the real binary's path,
+// runs the result as the harness would (bash -c) and checks the original command ran unchanged
+// inside jail: same output, same exit status as when run directly.
+func TestHookSamplesRunInJail(t *testing.T) {
+	samples, err := hookstest.Samples(hookSamples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range samples {
+		if s.Kind != hookstest.Rewrite {
+			continue
+		}
+		t.Run(s.Harness+"/"+s.Name, func(t *testing.T) {
+			input, err := s.ToolInput()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var original string
+			if err := json.Unmarshal(input["command"], &original); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			direct := bashIn(t, dir, original)
+			wrapped := bashIn(t, dir, rewriteWithJail(t, s.Harness, s.Event))
+			if wrapped.Stdout != s.Stdout || wrapped.Code != direct.Code {
+				t.Errorf("in jail: stdout %q exit %d; want %q exit %d (stderr %q)",
+					wrapped.Stdout, wrapped.Code, s.Stdout, direct.Code, wrapped.Stderr)
+			}
+			if !strings.Contains(wrapped.Stderr, direct.Stderr) {
+				t.Errorf("in jail stderr %q lacks the command's own %q", wrapped.Stderr, direct.Stderr)
+			}
+		})
+	}
+}
+
+// hostNamespaces is what the test process itself sees: its user and pid namespaces.
+func hostNamespaces(t *testing.T) string {
+	t.Helper()
+	var ns []string
+	for _, kind := range []string{"user", "pid"} {
+		link, err := os.Readlink("/proc/self/ns/" + kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns = append(ns, link)
+	}
+	return strings.Join(ns, "\n") + "\n"
+}
+
+// nsCommand prints the user and pid namespaces of the shell running it, like hostNamespaces.
+const nsCommand = "readlink /proc/self/ns/user /proc/self/ns/pid"
+
+// checkSandboxed fails unless r printed namespaces other than the test process's.
+func checkSandboxed(t *testing.T, r hookstest.Result) {
+	t.Helper()
+	if r.Code != 0 || strings.Count(r.Stdout, "\n") != 2 {
+		t.Fatalf("exit %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	host := hostNamespaces(t)
+	for i, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		if strings.Contains(host, line) {
+			t.Errorf("namespace %d %s is the caller's: the command ran outside the sandbox", i, line)
+		}
+	}
+}
+
+// TestHookCommandRunsInsideSandbox: the rewritten command is really sandboxed — it sees its own
+// user and pid namespaces, not the caller's.
+func TestHookCommandRunsInsideSandbox(t *testing.T) {
+	event := []byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + nsCommand + `"}}`)
+	checkSandboxed(t, bashIn(t, t.TempDir(), rewriteWithJail(t, "claude-code", event)))
+}
+
+// requireWired skips a test of a CLI entry point that cli.go does not dispatch yet (the hooks
+// package is ready; the dispatch lines are the CLI owner's). notWired is what the undispatched
+// call prints.
+func requireWired(t *testing.T, stderr, notWired string) {
+	t.Helper()
+	if strings.Contains(stderr, notWired) {
+		t.Skipf("not dispatched by cli.go yet: %s", strings.TrimSpace(stderr))
+	}
+}
+
+// TestHookCLI runs `jail hook HARNESS -p agent` on every sample through the binary, as the
+// harness would, and runs each rewritten command.
+func TestHookCLI(t *testing.T) {
+	_, stderr, code := runJail(t, "hook")
+	requireWired(t, stderr, "exec hook")
+	if code != exitHookUsage || !strings.Contains(stderr, "usage: jail hook") {
+		t.Fatalf("jail hook without a harness: exit %d stderr %q; want usage and exit 2", code, stderr)
+	}
+	if _, stderr, code := runJail(t, "hook", "cursor"); code != exitHookUsage || !strings.Contains(stderr, "unknown harness") {
+		t.Errorf("unknown harness: exit %d stderr %q; want exit 2", code, stderr)
+	}
+	self, err := filepath.EvalSymlinks(jailBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := hookstest.Samples(hookSamples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range samples {
+		t.Run(s.Harness+"/"+s.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			out, stderr, code := runJailIn(t, dir, string(s.Event), "hook", s.Harness, "-p", "agent")
+			if code != 0 {
+				t.Fatalf("exit %d stderr %q", code, stderr)
+			}
+			switch s.Kind {
+			case hookstest.Skip:
+				if out != "" || stderr != "" {
+					t.Errorf("want silence, got stdout %q stderr %q", out, stderr)
+				}
+				return
+			case hookstest.Malformed:
+				if out != "" || !strings.Contains(stderr, "malformed event") {
+					t.Errorf("want no decision and a message, got stdout %q stderr %q", out, stderr)
+				}
+				return
+			}
+			answer, err := hookstest.ParseAnswer(s.Harness, []byte(out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(answer.Command, self+" -p agent -- bash -c ") {
+				t.Errorf("command %q does not run %s", answer.Command, self)
+			}
+			if r := bashIn(t, dir, answer.Command); r.Stdout != s.Stdout {
+				t.Errorf("stdout %q; want %q (stderr %q)", r.Stdout, s.Stdout, r.Stderr)
+			}
+		})
+	}
+}
+
+// TestShellShim points harness-like callers at a jail-sh symlink: a program running
+// `$SHELL -c CMD ARG0 ARGS…`, and make, which runs every recipe line with $(SHELL) -c.
+func TestShellShim(t *testing.T) {
+	dir := t.TempDir()
+	shim := filepath.Join(dir, "jail-sh")
+	if err := os.Symlink(jailBin, shim); err != nil {
+		t.Fatal(err)
+	}
+	run := func(env []string, name string, args ...string) hookstest.Result {
+		t.Helper()
+		r, err := hookstest.Exec(dir, env, name, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	requireWired(t, run(nil, shim, "-c", "true").Stderr, "flag provided but not defined: -c")
+
+	r := run(nil, shim, "-c", `printf '[%s]' "$0" "$@"; echo`, "name", "a b", "it's")
+	if r.Code != 0 || r.Stdout != "[name][a b][it's]\n" {
+		t.Errorf("jail-sh -c: exit %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	checkSandboxed(t, run(nil, shim, "-c", nsCommand))
+	if r := run(nil, shim, "-c", "exit 3"); r.Code != 3 {
+		t.Errorf("exit status %d; want 3", r.Code)
+	}
+	if r := run(nil, shim, "-c"); r.Code != 2 || !strings.Contains(r.Stderr, "jail-sh: -c: option requires an argument") {
+		t.Errorf("jail-sh -c without command: exit %d stderr %q", r.Code, r.Stderr)
+	}
+	if r := run([]string{"JAIL_PROFILE=no-such-profile"}, shim, "-c", "true"); r.Code != exitFailure || !strings.Contains(r.Stderr, "no-such-profile") {
+		t.Errorf("$JAIL_PROFILE not applied: exit %d stderr %q", r.Code, r.Stderr)
+	}
+
+	makefile := "all:\n\t@echo made $$((6*7))\n\t@" + nsCommand + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte(makefile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = run(nil, "make", "-s", "SHELL="+shim)
+	first, rest, _ := strings.Cut(r.Stdout, "\n")
+	if r.Code != 0 || first != "made 42" {
+		t.Fatalf("make: exit %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	checkSandboxed(t, hookstest.Result{Stdout: rest})
+
+	// `jail shell` is the same shim without a symlink.
+	stdout, stderr, code := runJail(t, "shell", "-c", `echo "$0"`, "via-subcommand")
+	requireWired(t, stderr, "exec shell")
+	if code != 0 || stdout != "via-subcommand\n" {
+		t.Errorf("jail shell -c: exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+}
