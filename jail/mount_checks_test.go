@@ -1,0 +1,201 @@
+package jail
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Paths of the main scenario inside the sandbox: the fixture's ro/ is bound at /ro, its rw/ at
+// its own host path (as profiles binds the working directory), $HOME is a tmpfs at /home/u.
+const (
+	roDir   = "/ro"
+	homeDir = "/home/u"
+)
+
+func rwDir(fixture string) string { return fixture + "/rw" }
+
+// mountChecks run inside the sandbox after setupRoot; each attempts something and returns an
+// error when the kernel's answer is not the expected one.
+var mountChecks = map[string]func(fixture string) error{
+	"ro-bind is read-only": func(string) error {
+		return errors.Join(
+			wantErrno(writeFile(roDir+"/file"), unix.EROFS, "write "+roDir+"/file"),
+			wantErrno(writeFile(roDir+"/new"), unix.EROFS, "create "+roDir+"/new"),
+			wantContent(roDir+"/file", "ro"),
+		)
+	},
+	"ro-bind submount is read-only and keeps its locked flags": func(string) error {
+		var st unix.Statfs_t
+		if err := unix.Statfs(roDir+"/sub", &st); err != nil {
+			return err
+		}
+		want := int64(unix.ST_RDONLY | unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC)
+		var flagErr error
+		if st.Flags&want != want {
+			flagErr = fmt.Errorf("statfs %s flags %#x, want %#x set", roDir+"/sub", st.Flags, want)
+		}
+		return errors.Join(flagErr,
+			wantErrno(writeFile(roDir+"/sub/new"), unix.EROFS, "create "+roDir+"/sub/new"),
+			wantContent(roDir+"/sub/inside", "sub"),
+		)
+	},
+	"bind is writable": func(f string) error {
+		return os.WriteFile(rwDir(f)+"/written", []byte("from inside"), 0o644)
+	},
+	"protected file is read-only": func(f string) error {
+		p := rwDir(f) + "/.git/config"
+		return errors.Join(
+			wantErrno(writeFile(p), unix.EROFS, "write "+p),
+			wantErrno(os.Remove(p), unix.EBUSY, "remove "+p),
+			wantContent(p, "[core]"),
+		)
+	},
+	"protected dir is read-only": func(f string) error {
+		p := rwDir(f) + "/.git/hooks/pre-commit"
+		return wantErrno(writeFile(p), unix.EROFS, "create "+p)
+	},
+	"missing protected file cannot be created": func(f string) error {
+		p := rwDir(f) + "/.envrc"
+		return errors.Join(
+			wantErrno(writeFile(p), unix.EROFS, "write "+p),
+			wantContent(p, ""),
+		)
+	},
+	"missing protected dir cannot be filled": func(f string) error {
+		p := rwDir(f) + "/.vscode/settings.json"
+		return wantErrno(writeFile(p), unix.EROFS, "create "+p)
+	},
+	"pinned parent of a protected path cannot be renamed": func(f string) error {
+		rw := rwDir(f)
+		return errors.Join(
+			wantErrno(os.Rename(rw+"/.git", rw+"/git2"), unix.EBUSY, "rename .git"),
+			wantErrno(os.Rename(rw+"/.envrc", rw+"/envrc2"), unix.EBUSY, "rename .envrc"),
+		)
+	},
+	"hide-dir shows an empty directory": func(f string) error {
+		p := rwDir(f) + "/secret"
+		ents, err := os.ReadDir(p)
+		if err == nil && len(ents) != 0 {
+			err = fmt.Errorf("%s lists %d entries, want none", p, len(ents))
+		}
+		return errors.Join(err, wantErrno(writeFile(p+"/key"), unix.EROFS, "create "+p+"/key"))
+	},
+	"hide-file reads empty": func(f string) error {
+		p := rwDir(f) + "/token"
+		// Writing is allowed, as to any device node on a read-only mount; it goes to /dev/null.
+		return errors.Join(writeFile(p), wantContent(p, ""))
+	},
+	"proc shows only the sandbox's pids": func(string) error {
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			return err
+		}
+		var pids []string
+		for _, e := range ents {
+			if _, err := strconv.Atoi(e.Name()); err == nil {
+				pids = append(pids, e.Name())
+			}
+		}
+		if !slices.Equal(pids, []string{"1"}) || os.Getpid() != 1 {
+			return fmt.Errorf("/proc lists pids %v and this is pid %d; want only pid 1", pids, os.Getpid())
+		}
+		return wantErrno(writeFile("/proc/sys/kernel/hostname"), unix.EROFS, "write /proc/sys/kernel/hostname")
+	},
+	"dev has only the listed nodes": func(string) error {
+		ents, err := os.ReadDir("/dev")
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		want := []string{"fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty", "urandom", "zero"}
+		if !slices.Equal(names, want) {
+			return fmt.Errorf("/dev holds %v, want %v", names, want)
+		}
+		var ptyErr error
+		if pty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0); err != nil {
+			ptyErr = fmt.Errorf("open /dev/ptmx: %w", err)
+		} else {
+			pty.Close()
+		}
+		return errors.Join(ptyErr,
+			os.WriteFile("/dev/null", []byte("x"), 0),
+			os.WriteFile("/dev/shm/x", []byte("x"), 0o600),
+			wantContent("/dev/fd/0", ""), // stdin is /dev/null
+		)
+	},
+	"tmpfs is writable and $HOME is private": func(string) error {
+		st, err := os.Stat(homeDir)
+		if err == nil && st.Mode().Perm() != 0o700 {
+			err = fmt.Errorf("%s has mode %v, want 0700", homeDir, st.Mode().Perm())
+		}
+		return errors.Join(err, os.WriteFile("/tmp/x", []byte("x"), 0o600))
+	},
+	"symlink and dir ops": func(string) error {
+		text, err := os.Readlink("/bin")
+		if err == nil && text != "usr/bin" {
+			err = fmt.Errorf("/bin -> %q, want usr/bin", text)
+		}
+		st, serr := os.Stat("/work/empty")
+		if serr == nil && !st.IsDir() {
+			serr = errors.New("/work/empty is not a directory")
+		}
+		return errors.Join(err, serr)
+	},
+	"root is read-only and holds only the plan": func(f string) error {
+		ents, err := os.ReadDir("/")
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		// The writable bind sits at the fixture's host path, under its first component.
+		want := []string{"bin", "dev", "home", "proc", "ro", "tmp", "work", strings.Split(f, "/")[1]}
+		slices.Sort(want)
+		want = slices.Compact(want)
+		var listErr error
+		if !slices.Equal(names, want) {
+			listErr = fmt.Errorf("/ holds %v, want %v", names, want)
+		}
+		return errors.Join(listErr,
+			wantErrno(os.Mkdir("/new", 0o755), unix.EROFS, "mkdir /new"),
+			wantErrno(writeFile(f+"/ro/file"), unix.ENOENT, "the host's "+f+"/ro/file"),
+		)
+	},
+}
+
+// writeFile opens p for writing, creating it, and writes to it.
+func writeFile(p string) error {
+	return os.WriteFile(p, []byte("x"), 0o644)
+}
+
+// wantErrno checks that err carries the errno want.
+func wantErrno(err error, want syscall.Errno, what string) error {
+	if !errors.Is(err, want) {
+		return fmt.Errorf("%s: got %v, want %v", what, err, want)
+	}
+	return nil
+}
+
+// wantContent checks that file p holds exactly want.
+func wantContent(p, want string) error {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	if string(b) != want {
+		return fmt.Errorf("%s holds %q, want %q", p, b, want)
+	}
+	return nil
+}

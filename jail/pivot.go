@@ -1,0 +1,93 @@
+package jail
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// Setup happens in a scratch tmpfs, as bubblewrap does: it is mounted on the host's /tmp and
+// pivoted into, so the host's tree sits at /oldroot, whole (nothing is covered, not even the
+// host's /tmp), and the new root is a tmpfs at /newroot on which any op, even one targeting /,
+// can stack.
+const (
+	scratchDir = "/tmp"
+	oldRoot    = "/oldroot"
+	newRoot    = "/newroot"
+)
+
+// openRoots makes the host's mounts private to this namespace (no mount or unmount propagates in
+// either direction; a host mount appearing later under a read-only bind cannot show up writable),
+// pivots into the scratch tmpfs and opens both roots.
+func openRoots() (*roots, error) {
+	err := runSteps("setup root", []step{
+		{"make / private", func() error { return unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "") }},
+		{"mount tmpfs on " + scratchDir, func() error {
+			return unix.Mount("tmpfs", scratchDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700")
+		}},
+		{"mkdir " + scratchDir + oldRoot, func() error { return unix.Mkdir(scratchDir+oldRoot, 0o700) }},
+		{"mkdir " + scratchDir + newRoot, func() error { return unix.Mkdir(scratchDir+newRoot, 0o755) }},
+		{"mount tmpfs on " + scratchDir + newRoot, func() error {
+			return unix.Mount("tmpfs", scratchDir+newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755")
+		}},
+		{"chdir " + scratchDir, func() error { return unix.Chdir(scratchDir) }},
+		{"pivot_root to " + scratchDir, func() error { return unix.PivotRoot(".", oldRoot[1:]) }},
+		{"chdir /", func() error { return unix.Chdir("/") }},
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := &roots{host: -1, new: -1}
+	if r.host, err = unix.Open(oldRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		return nil, newError("open", oldRoot, err)
+	}
+	if r.new, err = unix.Open(newRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		r.close()
+		return nil, newError("open", newRoot, err)
+	}
+	return r, nil
+}
+
+// close closes the descriptors of both roots. The host's must not outlive setup: it would be a
+// way out of the sandbox.
+func (r *roots) close() {
+	for _, fd := range []int{r.host, r.new} {
+		if fd >= 0 {
+			closeFd(fd)
+		}
+	}
+	r.host, r.new = -1, -1
+}
+
+// enter makes the new root the root: pivot_root into it (by path, so a mount an op stacked on
+// / is the one entered), detach the scratch tmpfs with the host's whole tree beneath it, and
+// remount the new root read-only, keeping its other flags.
+func (r *roots) enter() error {
+	r.close()
+	return runSteps("enter root", []step{
+		{"chdir " + newRoot, func() error { return unix.Chdir(newRoot) }},
+		{"pivot_root to " + newRoot, func() error { return unix.PivotRoot(".", ".") }},
+		{"detach the host's root", func() error { return unix.Unmount(".", unix.MNT_DETACH) }},
+		{"chdir /", func() error { return unix.Chdir("/") }},
+		{"remount / read-only", func() error {
+			attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+			return unix.MountSetattr(unix.AT_FDCWD, "/", 0, &attr)
+		}},
+	})
+}
+
+// step is one fixed syscall of entering or leaving the scratch root.
+type step struct {
+	what string
+	do   func() error
+}
+
+// runSteps runs steps in order and stops at the first failure, an *Error naming op and the step.
+func runSteps(op string, steps []step) error {
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			return newError(op, "", fmt.Errorf("%s: %w", s.what, err))
+		}
+	}
+	return nil
+}
