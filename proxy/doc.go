@@ -1,0 +1,9 @@
+// Package proxy is jail's host-side egress proxy: an HTTP proxy (CONNECT and plain forward) and
+// a SOCKS5 server (CONNECT, remote name resolution) sharing one listener, deciding by host name
+// against an allow/deny Policy, resolving names on the host and refusing private and loopback
+// addresses so that an allowed name cannot become a door into the host.
+//
+// It lives apart from the launcher because it runs on the host, outside every namespace the
+// sandbox gets; the sandbox reaches it only through a unix socket bound into its mount
+// namespace. Inside the sandbox, Forward turns 127.0.0.1 ports into connections on that socket.
+package proxy
