@@ -1,0 +1,108 @@
+package jail
+
+import (
+	"encoding/json"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/profiles"
+)
+
+// MaybeInit runs the sandbox's init when this process is one (the host started /proc/self/exe
+// with initArg0) and never returns then; otherwise it returns at once. Call it first in main, and
+// in TestMain of tests that run sandboxes, before anything else can start threads or touch state.
+func MaybeInit() {
+	if len(os.Args) == 0 || os.Args[0] != initArg0 {
+		return
+	}
+	os.Exit(runInit())
+}
+
+// runInit reads the plan, runs the sandbox and returns init's exit status. A failure is sent to
+// the host over reportFd, which prints it as jail's one-line error.
+func runInit() int {
+	report := os.NewFile(reportFd, "report")
+	cfg, err := readConfig(os.NewFile(configFd, "config"))
+	if err != nil {
+		return sendReport(report, newError("read sandbox plan", "", err))
+	}
+	status, err := sandboxInit(cfg)
+	if err != nil {
+		return sendReport(report, newError("setup", "", err))
+	}
+	return status
+}
+
+// initStep is one named step of the sandbox's setup.
+type initStep struct {
+	name string
+	run  func(*profiles.Spec) error
+}
+
+// sandboxInit builds the sandbox in the new namespaces, in this order, then runs the command and
+// stays pid 1 until it exits. Each step is a function of its own; a failing one stops the run
+// and its error, naming the step, goes back to the host.
+func sandboxInit(cfg *initConfig) (int, error) {
+	spec := cfg.Spec
+	for _, step := range []initStep{
+		{"make init non-dumpable", setNonDumpable},
+		{"build the root filesystem", setupRoot}, // mount*.go: tmpfs root, Spec.Mounts, pivot_root, read-only
+		{"bring up loopback", setupLoopback},
+		{"set hostname", setHostname},
+		{"set resource limits", setRlimits},
+		{"close inherited descriptors", closeInheritedFds},
+		{"enter the working directory", enterCwd},
+	} {
+		logf(spec, "init: %s", step.name)
+		if err := step.run(spec); err != nil {
+			return 0, newError(step.name, "", err)
+		}
+	}
+	// Subscribe to signals before the command exists, so none sent meanwhile is lost.
+	r := newReaper()
+	pid, err := startPayload(cfg)
+	if err != nil {
+		return 0, err
+	}
+	return r.wait(pid), nil
+}
+
+// readConfig decodes the plan the host sends over configFd.
+func readConfig(f *os.File) (*initConfig, error) {
+	defer f.Close()
+	cfg := &initConfig{}
+	if err := json.NewDecoder(f).Decode(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.Spec == nil || len(cfg.Spec.Argv) == 0 {
+		return nil, &Error{Op: "read sandbox plan", Detail: "no command in the plan", Exit: ExitSetup}
+	}
+	return cfg, nil
+}
+
+// sendReport sends e to the host and returns the status init exits with.
+func sendReport(report *os.File, e *Error) int {
+	json.NewEncoder(report).Encode(e) // if the host is gone, so is everyone who could read it
+	return e.Exit
+}
+
+// setNonDumpable keeps the command (same uid, no capabilities) from ptracing init or reading its
+// memory and environment through /proc/1.
+func setNonDumpable(*profiles.Spec) error {
+	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+}
+
+// closeInheritedFds makes every descriptor above stderr close-on-exec: init keeps its report
+// pipe, the command gets only 0, 1 and 2.
+func closeInheritedFds(*profiles.Spec) error {
+	return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+}
+
+// enterCwd makes the Spec's working directory init's, which the command inherits.
+func enterCwd(spec *profiles.Spec) error {
+	if err := os.Chdir(spec.Cwd); err != nil {
+		return &Error{Op: "chdir", Path: spec.Cwd, Errno: errnoOf(err), Exit: ExitSetup}
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package jail
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/profiles"
+)
+
+// setRlimits applies the Spec's resource limits, soft = hard, inherited by the command. A zero
+// leaves a limit as inherited, except core dumps, which are off unless the Spec allows them. A
+// limit above the inherited hard one is held at that: only root in the host's user namespace
+// could raise it.
+func setRlimits(spec *profiles.Spec) error {
+	l := spec.Limits
+	for _, r := range []struct {
+		name     string
+		resource int
+		value    uint64
+		always   bool
+	}{
+		{"cpu", unix.RLIMIT_CPU, l.CPUSeconds, false},
+		{"as", unix.RLIMIT_AS, l.AddressSpace, false},
+		{"nproc", unix.RLIMIT_NPROC, l.Processes, false},
+		{"nofile", unix.RLIMIT_NOFILE, l.OpenFiles, false},
+		{"fsize", unix.RLIMIT_FSIZE, l.FileSize, false},
+		{"core", unix.RLIMIT_CORE, l.Core, true},
+	} {
+		if r.value == 0 && !r.always {
+			continue
+		}
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(r.resource, &cur); err != nil {
+			return fmt.Errorf("getrlimit %s: %w", r.name, err)
+		}
+		v := min(r.value, cur.Max)
+		if v < r.value {
+			logf(spec, "init: rlimit %s %d held at the inherited hard limit %d", r.name, r.value, v)
+		}
+		if err := unix.Setrlimit(r.resource, &unix.Rlimit{Cur: v, Max: v}); err != nil {
+			return fmt.Errorf("setrlimit %s %d: %w", r.name, v, err)
+		}
+	}
+	return nil
+}

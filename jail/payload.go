@@ -1,0 +1,156 @@
+package jail
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/seccomp"
+)
+
+// defaultPath is searched when the Spec's environment has no PATH, as execvp(3) does.
+const defaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// startPayload restricts one locked OS thread and starts the command from it, in a new session.
+// The restrictions are per thread and inherited by a fork: the command gets them all, init's
+// other threads (reaping, forwarding signals) none. The thread is never unlocked, so Go ends it
+// with its goroutine instead of reusing it for init's own work.
+func startPayload(cfg *initConfig) (pid int, err error) {
+	spec := cfg.Spec
+	path, err := lookPath(spec.Argv[0], spec.Cwd, spec.Env)
+	if err != nil {
+		return 0, execError(spec.Argv[0], err)
+	}
+	type started struct {
+		pid int
+		err error
+	}
+	done := make(chan started)
+	go func() {
+		runtime.LockOSThread()
+		pid, err := restrictAndStart(cfg, path)
+		done <- started{pid, err}
+	}()
+	s := <-done
+	return s.pid, s.err
+}
+
+// restrictAndStart runs on the locked thread: each restriction, then the command.
+func restrictAndStart(cfg *initConfig, path string) (int, error) {
+	spec := cfg.Spec
+	for _, step := range []initStep{
+		{"drop capabilities", dropCapabilities},
+		{"set no_new_privs", setNoNewPrivs},
+		{"apply landlock", applyLandlock},
+	} {
+		logf(spec, "init: %s", step.name)
+		if err := step.run(spec); err != nil {
+			return 0, newError(step.name, "", err)
+		}
+	}
+	logf(spec, "init: install seccomp filter; exec %s", path)
+	if err := seccomp.Install(cfg.BPF); err != nil {
+		return 0, newError("install seccomp filter", "", err)
+	}
+	cmd := &exec.Cmd{
+		Path:   path,
+		Args:   spec.Argv,
+		Env:    spec.Env, // the working directory is init's: enterCwd
+		Stdin:  os.Stdin,
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+		// A new session: no controlling terminal unless it is the pseudo-terminal jail made for
+		// it, so TIOCSTI cannot reach the caller's terminal.
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Setctty: cfg.PTY, Ctty: 0},
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, execError(spec.Argv[0], err)
+	}
+	pid := cmd.Process.Pid
+	cmd.Process.Release() // the reaper waits for it, with every other process
+	return pid, nil
+}
+
+// dropCapabilities empties every capability set of this thread: bounding and ambient first
+// (dropping the bounding set needs CAP_SETPCAP), then effective, permitted and inheritable. With
+// the bounding set empty, not even root regains a capability by executing a file.
+func dropCapabilities(*profiles.Spec) error {
+	for c := 0; ; c++ {
+		if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
+			break // past the last capability this kernel knows
+		}
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			return &os.SyscallError{Syscall: "prctl PR_CAPBSET_DROP", Err: err}
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return &os.SyscallError{Syscall: "prctl PR_CAP_AMBIENT_CLEAR_ALL", Err: err}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return &os.SyscallError{Syscall: "capset", Err: err}
+	}
+	return nil
+}
+
+// setNoNewPrivs keeps execve from granting privileges (setuid bits, file capabilities).
+func setNoNewPrivs(*profiles.Spec) error {
+	return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+}
+
+// applyLandlock restricts this thread to the Spec's grants, as paths inside the sandbox.
+func applyLandlock(spec *profiles.Spec) error {
+	rep, err := landlock.Restrict(landlockConfig(spec))
+	if err != nil {
+		return err
+	}
+	if len(rep.Missing) > 0 {
+		logf(spec, "init: landlock ABI %d lacks %s", rep.ABI, strings.Join(rep.Missing, ", "))
+	}
+	return nil
+}
+
+// lookPath finds name as execvp(3) would inside the sandbox, with the command's own PATH. A name
+// with a slash is taken as is (relative to cwd); execve then says whether it runs.
+func lookPath(name, cwd string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(cwd, name)
+		}
+		return name, nil
+	}
+	search := defaultPath
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			search = v
+		}
+	}
+	var notExecutable string
+	for _, dir := range filepath.SplitList(search) {
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(cwd, dir)
+		}
+		p := filepath.Join(dir, name)
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil || fi.IsDir():
+			continue
+		case fi.Mode()&0o111 != 0:
+			return p, nil
+		case notExecutable == "":
+			notExecutable = p
+		}
+	}
+	if notExecutable != "" {
+		return notExecutable, nil // execve fails with EACCES: 126, as in a shell
+	}
+	return "", syscall.ENOENT
+}

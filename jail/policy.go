@@ -1,0 +1,53 @@
+package jail
+
+import (
+	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/seccomp"
+)
+
+// landlockConfig is the Spec's Landlock part: the filesystem grants as the sandbox sees them,
+// TCP ports when the sandbox shares the host's network, and scoped signals and abstract sockets.
+func landlockConfig(spec *profiles.Spec) landlock.Config {
+	net := spec.Network
+	return landlock.Config{
+		Mode:        spec.Landlock.Mode,
+		Read:        spec.Landlock.Read,
+		Write:       spec.Landlock.Write,
+		TCPConnect:  net.TCPConnect,
+		TCPBind:     net.TCPBind,
+		RestrictTCP: restrictsTCP(spec),
+		Scope:       true,
+	}
+}
+
+// restrictsTCP reports whether Landlock TCP rules are in force: only on the host's network, and
+// only when the profile lists ports (in a network namespace of its own there is nothing to reach).
+func restrictsTCP(spec *profiles.Spec) bool {
+	net := spec.Network
+	return spec.Landlock.Mode != landlock.ModeOff && net.Mode == "host" &&
+		(len(net.TCPConnect) > 0 || len(net.TCPBind) > 0)
+}
+
+// seccompPolicy is the Spec's [syscalls] as seccomp's Policy. MPTCP is blocked where Landlock's
+// TCP rules hold, since they do not cover it.
+func seccompPolicy(spec *profiles.Spec) seccomp.Policy {
+	s := spec.Syscalls
+	return seccomp.Policy{
+		Default:    s.Default,
+		Deny:       s.Deny,
+		Allow:      s.Allow,
+		Errno:      s.Errno,
+		Log:        s.Log,
+		BlockMPTCP: restrictsTCP(spec),
+	}
+}
+
+// compileSeccomp compiles the Spec's filter in the host, so the sandbox only loads it.
+func compileSeccomp(spec *profiles.Spec) ([]byte, error) {
+	f, err := seccomp.Compile(seccompPolicy(spec))
+	if err != nil {
+		return nil, err
+	}
+	return f.BPF(), nil
+}

@@ -1,0 +1,140 @@
+package jail
+
+import (
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ptyRelay gives an interactive command a pseudo-terminal of its own and relays it to the
+// caller's terminal. The command takes the slave as controlling terminal in its new session, so
+// job control, Ctrl-C and resizing work, while the caller's terminal never enters the sandbox:
+// TIOCSTI and friends reach only the pseudo-terminal.
+type ptyRelay struct {
+	master, slave *os.File
+	term          *os.File      // the caller's terminal, read from (stdin)
+	out           *os.File      // the caller's terminal, written to
+	saved         *unix.Termios // the caller's settings, restored at the end
+	drained       chan struct{} // closed when the command's output has all been written
+}
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// openPTY allocates a pseudo-terminal when stdin and stdout or stderr are terminals, and returns
+// the stdio init must get: the slave in place of every terminal. Otherwise it returns stdio as
+// given and a nil relay.
+func openPTY(stdio Stdio) (*ptyRelay, Stdio, error) {
+	if !isTerminal(stdio.In) {
+		return nil, stdio, nil
+	}
+	out := stdio.Out
+	if !isTerminal(out) {
+		out = stdio.Err
+		if !isTerminal(out) {
+			return nil, stdio, nil
+		}
+	}
+	mfd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, stdio, newError("open", "/dev/ptmx", err)
+	}
+	master := os.NewFile(uintptr(mfd), "/dev/ptmx")
+	if err := unix.IoctlSetPointerInt(mfd, unix.TIOCSPTLCK, 0); err != nil {
+		master.Close()
+		return nil, stdio, newError("unlock pseudo-terminal", "", err)
+	}
+	sfd, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(mfd), unix.TIOCGPTPEER, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC)
+	if errno != 0 {
+		master.Close()
+		return nil, stdio, newError("open pseudo-terminal slave", "", errno)
+	}
+	p := &ptyRelay{master: master, slave: os.NewFile(sfd, "pty"), term: stdio.In, out: out, drained: make(chan struct{})}
+	// The command starts with the caller's terminal settings and size.
+	if t, err := unix.IoctlGetTermios(int(p.term.Fd()), unix.TCGETS); err == nil {
+		unix.IoctlSetTermios(int(sfd), unix.TCSETS, t)
+	}
+	p.resize()
+	inner := Stdio{In: p.slave, Out: stdio.Out, Err: stdio.Err}
+	if isTerminal(stdio.Out) {
+		inner.Out = p.slave
+	}
+	if isTerminal(stdio.Err) {
+		inner.Err = p.slave
+	}
+	return p, inner, nil
+}
+
+// start puts the caller's terminal in raw mode (the pseudo-terminal does the line discipline and
+// turns Ctrl-C into SIGINT for the command) and relays both ways.
+func (p *ptyRelay) start() {
+	fd := int(p.term.Fd())
+	if t, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		saved := *t
+		p.saved = &saved
+		makeRaw(t)
+		unix.IoctlSetTermios(fd, unix.TCSETS, t)
+	}
+	go func() {
+		// Ends when the caller's terminal closes, or with jail: a read of the caller's terminal
+		// cannot be interrupted without touching the file status it shares with the shell.
+		io.Copy(p.master, p.term)
+	}()
+	go func() {
+		io.Copy(p.out, p.master) // ends with EIO once every slave descriptor is closed
+		close(p.drained)
+	}()
+}
+
+// makeRaw is cfmakeraw(3).
+func makeRaw(t *unix.Termios) {
+	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+	t.Oflag &^= unix.OPOST
+	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	t.Cflag &^= unix.CSIZE | unix.PARENB
+	t.Cflag |= unix.CS8
+	t.Cc[unix.VMIN] = 1
+	t.Cc[unix.VTIME] = 0
+}
+
+// resize copies the caller's window size to the pseudo-terminal; the kernel then sends SIGWINCH
+// to the command's foreground process group.
+func (p *ptyRelay) resize() {
+	if ws, err := unix.IoctlGetWinsize(int(p.term.Fd()), unix.TIOCGWINSZ); err == nil {
+		unix.IoctlSetWinsize(int(p.master.Fd()), unix.TIOCSWINSZ, ws)
+	}
+}
+
+// finish waits for the command's last output and gives the caller its terminal back. The
+// sandbox is gone by then (init has exited, taking its pid namespace with it), so the relay
+// reaches the end of the output.
+func (p *ptyRelay) finish() {
+	if p == nil {
+		return
+	}
+	<-p.drained
+	p.master.Close()
+	p.restore()
+}
+
+// restore gives the caller's terminal its settings back.
+func (p *ptyRelay) restore() {
+	if p == nil || p.saved == nil {
+		return
+	}
+	unix.IoctlSetTermios(int(p.term.Fd()), unix.TCSETS, p.saved)
+}
+
+// close releases a relay that was never started.
+func (p *ptyRelay) close() {
+	if p != nil {
+		p.master.Close()
+	}
+}

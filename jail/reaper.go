@@ -1,0 +1,61 @@
+package jail
+
+import (
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// reaper is init's pid-1 duty: it forwards signals to the command, reaps every process that ends
+// in the sandbox, and when the command ends kills and reaps the rest. Having waited for all of
+// them is what makes their CPU time and peak memory reach jail's caller (time jail -- CMD).
+type reaper struct {
+	signals chan os.Signal
+}
+
+// newReaper starts catching the forwarded signals. As pid 1, init gets a signal from outside
+// its namespace only when it has a handler for it.
+func newReaper() *reaper {
+	r := &reaper{signals: make(chan os.Signal, 16)}
+	signal.Notify(r.signals, forwardedSignals...)
+	return r
+}
+
+// wait forwards signals to the command until it exits, then kills every other process in the
+// sandbox, reaps them all, and returns the command's status (128+N for signal N).
+func (r *reaper) wait(command int) int {
+	exited := make(chan int, 1)
+	reaped := make(chan struct{})
+	go reapAll(command, exited, reaped)
+	for {
+		select {
+		case sig := <-r.signals:
+			unix.Kill(command, sig.(syscall.Signal)) // ESRCH: it just exited, exited is next
+		case status := <-exited:
+			signal.Stop(r.signals)
+			unix.Kill(-1, unix.SIGKILL) // from pid 1: every process in the namespace but init
+			<-reaped
+			return status
+		}
+	}
+}
+
+// reapAll waits for every child until none is left, reporting the command's status on exited
+// once it ends. Orphans in the sandbox are reparented to init, so they are children too.
+func reapAll(command int, exited chan<- int, reaped chan<- struct{}) {
+	defer close(reaped)
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		switch {
+		case errors.Is(err, unix.EINTR):
+		case err != nil: // ECHILD: all gone
+			return
+		case pid == command:
+			exited <- exitStatus(syscall.WaitStatus(ws))
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package jail
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/profiles"
+)
+
+// initArg0 is argv[0] of the sandbox init. MaybeInit runs the init when it sees it; the host
+// starts /proc/self/exe with it, so jail needs no second binary and no helper on disk.
+const initArg0 = "jail-init"
+
+// The init's inherited descriptors, beyond stdio.
+const (
+	configFd = 3 // host → init: initConfig as JSON, then EOF
+	reportFd = 4 // init → host: an *Error as JSON when setup fails; close-on-exec for the command
+)
+
+// initConfig is everything init needs, sent over configFd. The init decides nothing: it executes
+// the Spec with the seccomp program the host compiled.
+type initConfig struct {
+	Spec *profiles.Spec `json:"spec"`
+	BPF  []byte         `json:"bpf,omitempty"`
+	// PTY says stdin is a pseudo-terminal slave the host relays: the command takes it as its
+	// controlling terminal in its new session.
+	PTY bool `json:"pty,omitempty"`
+}
+
+// Stdio are the descriptors the command gets as 0, 1 and 2 (nil: /dev/null).
+type Stdio struct{ In, Out, Err *os.File }
+
+// forwardedSignals are passed on to the command: by the host to init, by init to the command.
+var forwardedSignals = []os.Signal{
+	syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH,
+}
+
+// Run runs spec's command in a new sandbox and waits for it. status is the command's exit status,
+// 128+N when it died of signal N, or ExitTimeout when Spec.Limits.TimeoutSeconds expired. err is
+// an *Error when jail itself failed (its Exit is the status to exit with).
+func Run(spec *profiles.Spec, stdio Stdio) (status int, err error) {
+	if len(spec.Argv) == 0 {
+		return ExitSetup, &Error{Op: "run", Detail: "no command given", Exit: ExitSetup}
+	}
+	bpf, err := compileSeccomp(spec)
+	if err != nil {
+		return ExitSetup, newError("compile seccomp filter", "", err)
+	}
+	// Pdeathsig fires when the thread that started init exits: keep this one until init is gone.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	sb, err := startSandbox(spec, bpf, stdio)
+	if err != nil {
+		if userNSRefused(err) && spec.Fallback == "landlock" {
+			logf(spec, "host: user namespaces refused (%s); falling back to Landlock", err)
+			return runFallback(spec, stdio)
+		}
+		return ExitSetup, err
+	}
+	status, err = sb.wait()
+	if userNSRefused(err) && spec.Fallback == "landlock" {
+		logf(spec, "host: sandbox setup refused (%s); falling back to Landlock", err)
+		return runFallback(spec, stdio)
+	}
+	return status, err
+}
+
+// sandbox is a started init seen from the host.
+type sandbox struct {
+	spec     *profiles.Spec
+	cmd      *exec.Cmd
+	report   chan []byte // what init wrote to reportFd, complete once init has exited
+	tty      *ptyRelay   // nil unless the command got a pseudo-terminal
+	signals  chan os.Signal
+	timer    *time.Timer
+	timedOut atomic.Bool
+}
+
+// startSandbox starts init in new namespaces, sends it the plan and starts forwarding signals
+// and enforcing the timeout.
+func startSandbox(spec *profiles.Spec, bpf []byte, stdio Stdio) (*sandbox, error) {
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return nil, newError("pipe", "", err)
+	}
+	defer cfgR.Close()
+	defer cfgW.Close()
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		return nil, newError("pipe", "", err)
+	}
+	defer repW.Close()
+
+	tty, stdio, err := openPTY(stdio)
+	if err != nil {
+		repR.Close()
+		return nil, err
+	}
+	sb := &sandbox{spec: spec, tty: tty, report: make(chan []byte, 1), signals: make(chan os.Signal, 16)}
+	sb.cmd = &exec.Cmd{
+		Path:        "/proc/self/exe",
+		Args:        []string{initArg0},
+		Env:         []string{}, // the command's environment travels in the Spec
+		Stdin:       stdio.In,
+		Stdout:      stdio.Out,
+		Stderr:      stdio.Err,
+		ExtraFiles:  []*os.File{cfgR, repW}, // configFd, reportFd
+		SysProcAttr: initAttr(spec),
+	}
+	// Subscribe before init exists, so no signal falls between the two.
+	signal.Notify(sb.signals, forwardedSignals...)
+	logf(spec, "host: starting init (namespaces %s)", namespaceNames(spec.Namespaces))
+	err = sb.cmd.Start()
+	if tty != nil {
+		tty.slave.Close() // init holds it now; the relay sees EIO once the sandbox is gone
+	}
+	if err != nil {
+		signal.Stop(sb.signals)
+		repR.Close()
+		tty.close()
+		return nil, startError(err)
+	}
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(repR, 1<<16))
+		repR.Close()
+		sb.report <- b
+	}()
+	if err := json.NewEncoder(cfgW).Encode(initConfig{Spec: spec, BPF: bpf, PTY: tty != nil}); err != nil {
+		// init died before reading its plan: its report or exit status says why.
+		logf(spec, "host: send plan: %s", err)
+	}
+	if d := spec.Limits.TimeoutSeconds; d > 0 {
+		sb.timer = time.AfterFunc(time.Duration(d*float64(time.Second)), sb.expire)
+	}
+	if tty != nil {
+		tty.start()
+	}
+	go sb.forwardSignals()
+	return sb, nil
+}
+
+// initAttr is how init is created: every namespace the Spec asks for, the caller's identity
+// mapped in, and death with jail's thread.
+func initAttr(spec *profiles.Spec) *syscall.SysProcAttr {
+	ns := spec.Namespaces
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	for _, f := range []struct {
+		on   bool
+		flag uintptr
+	}{
+		{ns.User, unix.CLONE_NEWUSER}, {ns.Mount, unix.CLONE_NEWNS}, {ns.PID, unix.CLONE_NEWPID},
+		{ns.IPC, unix.CLONE_NEWIPC}, {ns.UTS, unix.CLONE_NEWUTS}, {ns.Net, unix.CLONE_NEWNET},
+		{ns.Cgroup, unix.CLONE_NEWCGROUP},
+	} {
+		if f.on {
+			attr.Cloneflags |= f.flag
+		}
+	}
+	if !ns.User {
+		return attr
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	if uid == 0 {
+		// Root stays root, over the whole id range so file ownership reads as on the host; it
+		// loses every capability before the command runs.
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+		return attr
+	}
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	// An ordinary uid would lose the namespace's capabilities at execve; ambient ones survive it,
+	// so init can build the sandbox as the caller's own uid. It drops them all before the command.
+	attr.AmbientCaps = allCapabilities()
+	return attr
+}
+
+// allCapabilities lists every capability this kernel knows.
+func allCapabilities() []uintptr {
+	last := unix.CAP_LAST_CAP
+	if n, err := strconv.Atoi(readSysctl("/proc/sys/kernel/cap_last_cap")); err == nil && n < last {
+		last = n
+	}
+	caps := make([]uintptr, 0, last+1)
+	for c := 0; c <= last; c++ {
+		caps = append(caps, uintptr(c))
+	}
+	return caps
+}
+
+// namespaceNames lists the namespaces asked for, for the verbose log.
+func namespaceNames(ns profiles.Namespaces) string {
+	var names []string
+	for _, n := range []struct {
+		on   bool
+		name string
+	}{{ns.User, "user"}, {ns.Mount, "mount"}, {ns.PID, "pid"}, {ns.IPC, "ipc"}, {ns.UTS, "uts"}, {ns.Net, "net"}, {ns.Cgroup, "cgroup"}} {
+		if n.on {
+			names = append(names, n.name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// startError explains a failed start of init: almost always the kernel refusing the namespaces.
+func startError(err error) *Error {
+	e := &Error{Op: "create sandbox namespaces", Exit: ExitSetup}
+	if !errors.As(err, &e.Errno) {
+		e.Detail = err.Error()
+	}
+	switch e.Errno {
+	case syscall.EPERM, syscall.EACCES, syscall.ENOSPC, syscall.EINVAL, syscall.EUSERS:
+		e.Hint = usernsHint()
+	}
+	return e
+}
+
+// userNSRefused reports whether err means the kernel would not give this user a working user
+// namespace, which is when a Landlock fallback may take over.
+func userNSRefused(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || e.Hint == "" {
+		return false
+	}
+	return e.Op == "create sandbox namespaces" || readSysctl(sysctlAppArmorRestrict) == "1"
+}
+
+// forwardSignals passes the forwarded signals to init, which passes them to the command. With a
+// pseudo-terminal, a window change resizes it instead: the kernel then signals the command.
+func (sb *sandbox) forwardSignals() {
+	for sig := range sb.signals {
+		if sig == syscall.SIGWINCH && sb.tty != nil {
+			sb.tty.resize()
+			continue
+		}
+		sb.cmd.Process.Signal(sig) // fails only once init is gone, and then there is no one to tell
+	}
+}
+
+// expire kills init when the timeout is reached. Init is pid 1 of the sandbox's pid namespace:
+// the kernel kills every other process in it with it.
+func (sb *sandbox) expire() {
+	sb.timedOut.Store(true)
+	sb.cmd.Process.Kill()
+}
+
+// wait waits for init and returns the command's status, or the error init reported.
+func (sb *sandbox) wait() (int, error) {
+	werr := sb.cmd.Wait()
+	signal.Stop(sb.signals)
+	close(sb.signals)
+	if sb.timer != nil {
+		sb.timer.Stop()
+	}
+	sb.tty.finish()
+	if sb.timedOut.Load() {
+		return ExitTimeout, &Error{
+			Op:     "timeout",
+			Detail: fmt.Sprintf("killed the sandbox after %s", time.Duration(sb.spec.Limits.TimeoutSeconds*float64(time.Second))),
+			Exit:   ExitTimeout,
+		}
+	}
+	if report := <-sb.report; len(report) > 0 {
+		return decodeReport(report)
+	}
+	if werr != nil && sb.cmd.ProcessState == nil {
+		return ExitSetup, newError("wait", "init", werr)
+	}
+	return exitStatus(sb.cmd.ProcessState.Sys().(syscall.WaitStatus)), nil
+}
+
+// decodeReport turns init's report into the *Error it describes, with the user-namespace hint
+// added to a refusal that came from inside (Ubuntu's AppArmor lets the namespace be created but
+// strips its capabilities).
+func decodeReport(b []byte) (int, error) {
+	e := &Error{}
+	if err := json.Unmarshal(b, e); err != nil {
+		return ExitSetup, &Error{Op: "read sandbox report", Detail: err.Error(), Exit: ExitSetup}
+	}
+	if e.Exit == 0 {
+		e.Exit = ExitSetup
+	}
+	if e.Hint == "" && e.Exit == ExitSetup && e.Errno == syscall.EPERM {
+		e.Hint = usernsHint()
+	}
+	return e.Exit, e
+}
+
+// exitStatus is a wait status as a shell reports it: the exit code, or 128+N for signal N.
+func exitStatus(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}

@@ -1,0 +1,346 @@
+package jail
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jail-sandbox/jail/profiles"
+)
+
+// These tests run real sandboxes: Run re-executes this test binary as the sandbox's init, which
+// TestMain dispatches first (runc's libcontainer/integration pattern). Run them as root and as an
+// ordinary user:
+//
+//	go test -c -o /tmp/jt/jail.test ./jail && chmod -R a+rx /tmp/jt
+//	runuser -u jailtest -- /tmp/jt/jail.test -test.v
+
+// envKillHelper makes the test binary a jail host that runs a long command and waits (for
+// TestHostKillKillsSandbox, which SIGKILLs it).
+const envKillHelper = "JAIL_TEST_KILL_HELPER"
+
+func TestMain(m *testing.M) {
+	MaybeInit()
+	if tag := os.Getenv(envKillHelper); tag != "" {
+		status, err := Run(testSpec("sleep", tag), Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "jail:", err)
+		}
+		os.Exit(status)
+	}
+	os.Exit(m.Run())
+}
+
+// testSpec is a plan like the agent profile's, built by hand: the system read-only, /tmp
+// writable, every namespace, Landlock and the default seccomp filter.
+func testSpec(argv ...string) *profiles.Spec {
+	mounts := []profiles.Mount{
+		{Kind: profiles.MountROBind, Source: "/usr", Target: "/usr"},
+		{Kind: profiles.MountROBind, Source: "/etc", Target: "/etc"},
+	}
+	for _, link := range []string{"/bin", "/sbin", "/lib", "/lib64"} {
+		if text, err := os.Readlink(link); err == nil {
+			mounts = append(mounts, profiles.Mount{Kind: profiles.MountSymlink, Source: text, Target: link})
+		}
+	}
+	mounts = append(mounts,
+		profiles.Mount{Kind: profiles.MountProc, Target: "/proc"},
+		profiles.Mount{Kind: profiles.MountDev, Target: "/dev"},
+		profiles.Mount{Kind: profiles.MountTmpfs, Target: "/tmp"},
+	)
+	return &profiles.Spec{
+		Profile:  "test",
+		Argv:     argv,
+		Cwd:      "/tmp",
+		Env:      []string{"PATH=/usr/bin:/bin", "HOME=/tmp", "JAIL_TEST=1"},
+		Hostname: "jail-test",
+		Mounts:   mounts,
+		Namespaces: profiles.Namespaces{
+			User: true, Mount: true, PID: true, IPC: true, UTS: true, Net: true, Cgroup: true,
+		},
+		Network: profiles.Network{Mode: "none"},
+		Limits:  profiles.Limits{OpenFiles: 256},
+		Landlock: profiles.Landlock{
+			Mode:  "best-effort",
+			Read:  []string{"/usr", "/etc", "/proc", "/dev"},
+			Write: []string{"/tmp", "/dev"},
+		},
+		Syscalls: profiles.Syscalls{Default: "allow", Errno: "EPERM"},
+	}
+}
+
+// run runs spec with stdin from /dev/null and returns stdout, stderr, the status and the error.
+func run(t *testing.T, spec *profiles.Spec) (stdout, stderr string, status int, err error) {
+	t.Helper()
+	dir := t.TempDir()
+	outF, _ := os.Create(filepath.Join(dir, "out"))
+	errF, _ := os.Create(filepath.Join(dir, "err"))
+	defer outF.Close()
+	defer errF.Close()
+	status, err = Run(spec, Stdio{Out: outF, Err: errF})
+	o, _ := os.ReadFile(outF.Name())
+	e, _ := os.ReadFile(errF.Name())
+	return string(o), string(e), status, err
+}
+
+// mustRun runs argv in testSpec and fails unless it exits 0.
+func mustRun(t *testing.T, argv ...string) string {
+	t.Helper()
+	out, errOut, status, err := run(t, testSpec(argv...))
+	if err != nil || status != 0 {
+		t.Fatalf("%q: status %d, err %v, stderr %q", argv, status, err, errOut)
+	}
+	return out
+}
+
+func TestExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want int
+	}{
+		{[]string{"true"}, 0},
+		{[]string{"sh", "-c", "exit 3"}, 3},
+		{[]string{"sh", "-c", "kill -TERM $$"}, 128 + int(syscall.SIGTERM)},
+		{[]string{"sh", "-c", "kill -KILL $$"}, 128 + int(syscall.SIGKILL)},
+	} {
+		_, errOut, status, err := run(t, testSpec(tc.argv...))
+		if err != nil || status != tc.want {
+			t.Errorf("%q: status %d, err %v (stderr %q); want %d", tc.argv, status, err, errOut, tc.want)
+		}
+	}
+}
+
+func TestExecErrors(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want int
+		text string
+	}{
+		{[]string{"no-such-command"}, ExitNotFound, "exec no-such-command: no such file or directory"},
+		{[]string{"/usr/bin/no-such-command"}, ExitNotFound, "exec /usr/bin/no-such-command: no such file or directory"},
+		{[]string{"/etc/passwd"}, ExitNotExecutable, "exec /etc/passwd: permission denied"},
+		{[]string{"/usr"}, ExitNotExecutable, "exec /usr: permission denied"},
+	} {
+		_, _, status, err := run(t, testSpec(tc.argv...))
+		var je *Error
+		if !errors.As(err, &je) || status != tc.want || je.Exit != tc.want {
+			t.Errorf("%q: status %d, err %v; want %d", tc.argv, status, err, tc.want)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), tc.text) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %q, want one line starting %q", tc.argv, err, tc.text)
+		}
+	}
+}
+
+func TestSetupErrorTravelsToHost(t *testing.T) {
+	spec := testSpec("true")
+	spec.Cwd = "/no/such/dir"
+	_, _, status, err := run(t, spec)
+	var je *Error
+	if !errors.As(err, &je) || status != ExitSetup || je.Op != "chdir" || je.Errno != syscall.ENOENT {
+		t.Fatalf("status %d, err %#v; want 125 and a chdir ENOENT error", status, err)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	spec := testSpec("sh", "-c", "sleep 1000 & sleep 1000")
+	spec.Limits.TimeoutSeconds = 0.2
+	_, _, status, err := run(t, spec)
+	var je *Error
+	if status != ExitTimeout || !errors.As(err, &je) || je.Exit != ExitTimeout {
+		t.Fatalf("status %d, err %v; want %d and a timeout error", status, err, ExitTimeout)
+	}
+	if want := "timeout: killed the sandbox after 200ms"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+}
+
+// TestNoPrivileges checks the command holds no capability in any set and runs with
+// no_new_privs, whether the caller is root or not.
+func TestNoPrivileges(t *testing.T) {
+	status := mustRun(t, "cat", "/proc/self/status")
+	for _, field := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		if v := statusField(status, field); v != "0000000000000000" {
+			t.Errorf("%s = %q, want all zero", field, v)
+		}
+	}
+	if v := statusField(status, "NoNewPrivs"); v != "1" {
+		t.Errorf("NoNewPrivs = %q, want 1", v)
+	}
+	if v := statusField(status, "Seccomp"); v != "2" {
+		t.Errorf("Seccomp = %q, want 2 (filter)", v)
+	}
+}
+
+// statusField returns the value of one field of /proc/PID/status text.
+func statusField(status, name string) string {
+	for line := range strings.SplitSeq(status, "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// TestPIDNamespace checks that init is pid 1 and nothing of the host shows.
+func TestPIDNamespace(t *testing.T) {
+	out := mustRun(t, "sh", "-c", `tr '\0' ' ' </proc/1/cmdline; echo; ls /proc | grep '^[0-9]' | sort -n | tr '\n' ' '`)
+	lines := strings.Split(out, "\n")
+	if len(lines) < 2 || strings.TrimSpace(lines[0]) != initArg0 {
+		t.Fatalf("got %q; want %s as pid 1", out, initArg0)
+	}
+	// init, sh, ls, grep, sort and tr: six at most.
+	if pids := strings.Fields(lines[1]); len(pids) > 6 {
+		t.Errorf("sandbox sees pids %v: host processes visible?", pids)
+	}
+}
+
+// TestIdentity checks the caller keeps its uid and gid inside (root stays root).
+func TestIdentity(t *testing.T) {
+	out := mustRun(t, "sh", "-c", "id -u; id -g")
+	want := fmt.Sprintf("%d\n%d\n", os.Getuid(), os.Getgid())
+	if out != want {
+		t.Errorf("id inside = %q, want %q", out, want)
+	}
+}
+
+// TestEnvironment checks the command's environment is exactly the Spec's, and its cwd.
+func TestEnvironment(t *testing.T) {
+	spec := testSpec("sh", "-c", "env -0; pwd")
+	spec.Env = []string{"PATH=/usr/bin", "A=1", "B=two words"}
+	spec.Cwd = "/usr"
+	out, errOut, status, err := run(t, spec)
+	if err != nil || status != 0 {
+		t.Fatalf("status %d, err %v, stderr %q", status, err, errOut)
+	}
+	envText, pwd, _ := strings.Cut(out, "/usr\n")
+	got := strings.Split(strings.TrimSuffix(envText, "\x00"), "\x00")
+	// sh adds PWD (and some shells OLDPWD/SHLVL/_) on its own: only those may be extra.
+	got = slices.DeleteFunc(got, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains([]string{"PWD", "OLDPWD", "SHLVL", "_"}, name)
+	})
+	slices.Sort(got)
+	if want := []string{"A=1", "B=two words", "PATH=/usr/bin"}; !slices.Equal(got, want) || pwd != "" {
+		t.Errorf("env %q, rest %q; want %q and cwd /usr", got, pwd, want)
+	}
+}
+
+// TestFileDescriptors checks the command gets only 0, 1 and 2 even though the host and init
+// hold others (the plan and report pipes, a file opened here without close-on-exec).
+func TestFileDescriptors(t *testing.T) {
+	f, err := os.Open("/etc/hostname")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := fcntlClearCloexec(f); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "sh", "-c", "ls /proc/$$/fd | tr '\\n' ' '")
+	if out != "0 1 2 " {
+		t.Errorf("command's fds: %q, want 0 1 2", out)
+	}
+}
+
+// fcntlClearCloexec makes f inheritable, as a careless caller's descriptor would be.
+func fcntlClearCloexec(f *os.File) (int, error) {
+	_, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_SETFD, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(f.Fd()), nil
+}
+
+// TestNamespaceSetup checks hostname, loopback up in an otherwise empty network, and rlimits.
+func TestNamespaceSetup(t *testing.T) {
+	out := mustRun(t, "sh", "-c", "hostname; cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '; grep -c . /proc/net/if_inet6; ulimit -n; ulimit -c")
+	if want := "jail-test\nlo\n1\n256\n0\n"; out != want {
+		t.Errorf("got %q, want %q (hostname, interfaces, ::1 on lo, nofile, core)", out, want)
+	}
+}
+
+// TestSignalForwarding sends SIGUSR1 to the host process; the command must get it.
+func TestSignalForwarding(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	spec := testSpec("sh", "-c", `trap 'exit 42' USR1; echo ready; while :; do sleep 0.05; done`)
+	done := make(chan int, 1)
+	go func() {
+		status, err := Run(spec, Stdio{Out: w})
+		w.Close()
+		if err != nil {
+			t.Error(err)
+		}
+		done <- status
+	}()
+	if line, _ := bufio.NewReader(r).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("command said %q", line)
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGUSR1)
+	if status := <-done; status != 42 {
+		t.Errorf("status %d, want 42 (the command's USR1 trap)", status)
+	}
+}
+
+// TestHostKillKillsSandbox SIGKILLs a jail host and checks its sandboxed command dies with it.
+func TestHostKillKillsSandbox(t *testing.T) {
+	tag := fmt.Sprintf("%d.%d", 1000+os.Getpid()%1000, time.Now().UnixNano()%1e6)
+	host := exec.Command("/proc/self/exe", "-test.run=^$")
+	host.Env = append(os.Environ(), envKillHelper+"="+tag)
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := waitFor(t, func() int { return findProcess("sleep\x00" + tag + "\x00") })
+	host.Process.Kill()
+	host.Wait()
+	waitFor(t, func() int {
+		if syscall.Kill(pid, 0) != nil {
+			return 1
+		}
+		return 0
+	})
+}
+
+// waitFor polls f until it returns non-zero (at most a minute: this is a liveness check, not a
+// timing one) and returns that.
+func waitFor(t *testing.T, f func() int) int {
+	t.Helper()
+	for range 6000 {
+		if v := f(); v != 0 {
+			return v
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("gave up waiting")
+	return 0
+}
+
+// findProcess returns the host pid of the process whose cmdline is exactly cmdline, or 0.
+func findProcess(cmdline string) int {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if b, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline"); bytes.Equal(b, []byte(cmdline)) {
+			return pid
+		}
+	}
+	return 0
+}
