@@ -29,9 +29,9 @@ func restrictsTCP(spec *profiles.Spec) bool {
 		(len(net.TCPConnect) > 0 || len(net.TCPBind) > 0)
 }
 
-// seccompPolicy is the Spec's [syscalls] as seccomp's Policy. MPTCP is blocked where Landlock's
-// TCP rules hold, since they do not cover it.
-func seccompPolicy(spec *profiles.Spec) seccomp.Policy {
+// SeccompPolicy is the Spec's [syscalls] as seccomp's Policy. MPTCP is blocked where Landlock's
+// TCP rules hold, since they do not cover it. Exported for `jail seccomp export`.
+func SeccompPolicy(spec *profiles.Spec) seccomp.Policy {
 	s := spec.Syscalls
 	return seccomp.Policy{
 		Default:    s.Default,
@@ -45,7 +45,7 @@ func seccompPolicy(spec *profiles.Spec) seccomp.Policy {
 
 // compileSeccomp compiles the Spec's filter in the host, so the sandbox only loads it.
 func compileSeccomp(spec *profiles.Spec) ([]byte, error) {
-	f, err := seccomp.Compile(seccompPolicy(spec))
+	f, err := seccomp.Compile(SeccompPolicy(spec))
 	if err != nil {
 		return nil, err
 	}
