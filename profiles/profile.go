@@ -14,10 +14,21 @@ type Profile struct {
 	Syscalls   SyscallRules  `toml:"syscalls,omitempty"`
 	Landlock   LandlockRules `toml:"landlock,omitempty"`
 	Sandbox    SandboxRules  `toml:"sandbox,omitempty"`
+
+	// Source names where the profile came from: a file path, "builtin:NAME", or what the caller
+	// sets (e.g. "command line" for the flags overlay). Errors about a value whose line is not
+	// known name this instead. Not part of the TOML.
+	Source string `toml:"-"`
+
+	// origins records where each value was written (file and line), keyed by TOML key and value,
+	// so that errors found after Merge and Expand still point at the line that caused them.
+	origins origins
 }
 
-// Filesystem lists path grants. Paths take ~, $HOME, $CWD, $TMPDIR; a trailing ? marks an
-// optional path (dropped when missing instead of an error).
+// Filesystem lists path grants. Paths take ~, $HOME, $CWD, $TMPDIR, $GIT_DIR, $GIT_COMMON_DIR; a
+// trailing ? marks an optional path (dropped when missing, or when a variable in it is unset,
+// instead of an error). For protect, a trailing / (before any ?) marks a directory: a missing
+// protected path gets a placeholder of that kind.
 type Filesystem struct {
 	Read    []string `toml:"read,omitempty"`    // read + execute
 	Write   []string `toml:"write,omitempty"`   // read + write + execute

@@ -28,6 +28,10 @@ type Spec struct {
 	// AllowWeaker lets a fallback run start although some protections cannot hold.
 	AllowWeaker bool `json:"allow_weaker,omitempty"`
 
+	// Warnings are the profile's questionable but harmless parts, one line each, located like
+	// errors ("FILE:LINE: KEY: msg"); the CLI prints them before running.
+	Warnings []string `json:"warnings,omitempty"`
+
 	// Verbose makes every setup step log a line to stderr.
 	Verbose bool `json:"verbose,omitempty"`
 }
@@ -56,7 +60,8 @@ type Mount struct {
 	Target string    `json:"target"`
 	// Create asks the launcher to create a missing Target placeholder on the host (a protected
 	// path that does not exist yet must still be masked, and a mount needs something to sit on).
-	// IsDir says which kind of placeholder, and for hides which mask.
+	// IsDir says which kind of placeholder, and for hides which mask; for binds it says what
+	// Source is, so the launcher knows which kind of mountpoint to make.
 	Create bool `json:"create,omitempty"`
 	IsDir  bool `json:"is_dir,omitempty"`
 }

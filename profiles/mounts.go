@@ -1,0 +1,295 @@
+package profiles
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+)
+
+// systemLinks are the root directories a merged-/usr host has as symlinks into /usr. They are
+// recreated as the host has them; a grant naming one of them is covered by the link.
+var systemLinks = []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// planner turns an expanded profile's [filesystem] into the ordered mount list.
+type planner struct {
+	p        *Profile
+	host     Host
+	mounts   []Mount
+	warnings []*Error
+}
+
+// plan builds the mount list (see the contract's "Spec.Mounts semantics"): grants, masks,
+// protections, the host's merged-/usr links, a home directory, /proc and /dev, in mount order.
+func (pl *planner) plan() ([]Mount, error) {
+	fsys := pl.p.Filesystem
+	steps := []struct {
+		key   string
+		paths []string
+		add   func(entry) error
+	}{
+		{"filesystem.write", fsys.Write, func(e entry) error { return pl.grant(MountBind, e) }},
+		{"filesystem.read", fsys.Read, func(e entry) error { return pl.grant(MountROBind, e) }},
+		{"filesystem.tmpfs", fsys.Tmpfs, pl.tmpfs},
+		{"filesystem.hide", fsys.Hide, pl.hide},
+		{"filesystem.protect", fsys.Protect, pl.protect},
+	}
+	for _, step := range steps {
+		for _, raw := range step.paths {
+			e, err := pl.p.parseEntry(step.key, raw)
+			if err != nil {
+				return nil, err
+			}
+			if err := step.add(e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := pl.systemLinks(); err != nil {
+		return nil, err
+	}
+	if err := pl.home(); err != nil {
+		return nil, err
+	}
+	pl.mounts = append(pl.mounts, Mount{Kind: MountProc, Target: "/proc"}, Mount{Kind: MountDev, Target: "/dev"})
+	return sortMounts(pl.mounts), nil
+}
+
+// grant adds a read-only or writable bind of e. Source is e with every symlink followed (once,
+// here); Target keeps e's final name under its physical parents.
+func (pl *planner) grant(kind MountKind, e entry) error {
+	source, err := filepath.EvalSymlinks(e.path)
+	if errors.Is(err, fs.ErrNotExist) && e.optional {
+		return nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return pl.p.errorAt(e.key, e.raw, "missing required path %s (mark it optional with a trailing ?)", e.path)
+	}
+	if err != nil {
+		return pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, err)
+	}
+	if pl.isSystemLink(e.path) {
+		return nil
+	}
+	target, err := physical(e.path)
+	if err != nil {
+		return pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, err)
+	}
+	info, err := os.Stat(source)
+	if err != nil {
+		return pl.p.errorAt(e.key, e.raw, "stat %s: %w", source, err)
+	}
+	if pl.at(target) != nil {
+		return nil // writes come first: a path both read and written is writable
+	}
+	pl.mounts = append(pl.mounts, Mount{Kind: kind, Source: source, Target: target, IsDir: info.IsDir()})
+	return nil
+}
+
+// tmpfs adds an empty writable tmpfs at e. An optional tmpfs is dropped when e does not exist.
+func (pl *planner) tmpfs(e entry) error {
+	if _, err := os.Lstat(e.path); err != nil && e.optional {
+		return nil
+	}
+	target, err := physical(e.path)
+	if err != nil {
+		return pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, err)
+	}
+	switch prev := pl.at(target); {
+	case prev == nil:
+		pl.mounts = append(pl.mounts, Mount{Kind: MountTmpfs, Target: target, IsDir: true})
+	case prev.Kind != MountTmpfs:
+		pl.warn(e, "%s is also granted as a %s, which replaces the tmpfs", e.path, prev.Kind)
+	}
+	return nil
+}
+
+// hide masks e when it exists beneath a bind; elsewhere it is not visible anyway.
+func (pl *planner) hide(e entry) error {
+	info, target, err := pl.maskable(e)
+	if info == nil || err != nil {
+		return err
+	}
+	g := pl.innermostGrant(target)
+	switch {
+	case g == nil || g.Kind == MountTmpfs && g.Target != target:
+		return nil
+	case g.Target == target && g.Kind == MountROBind:
+		pl.warn(e, "%s is also granted read; the mask wins", e.path)
+	case g.Target == target:
+		return pl.p.errorAt(e.key, e.raw, "%s is both hidden and granted as %s; remove one", e.path, g.Kind)
+	}
+	kind := MountHideFile
+	if info.IsDir() {
+		kind = MountHideDir
+	}
+	pl.mounts = append(pl.mounts, Mount{Kind: kind, Target: target, IsDir: info.IsDir()})
+	return nil
+}
+
+// protect keeps e read-only inside a writable grant. A missing e gets a placeholder, so it can
+// neither be created nor written; an optional e whose parent directory is missing too is
+// dropped. The directories between the grant and e become self-binds (mountpoints cannot be
+// renamed or removed, so the protection cannot be moved aside).
+func (pl *planner) protect(e entry) error {
+	info, target, err := pl.maskable(e)
+	if err != nil {
+		return err
+	}
+	if info == nil && e.optional && !isDir(filepath.Dir(e.path)) {
+		return nil
+	}
+	g := pl.innermostGrant(target)
+	switch {
+	case g != nil && g.Kind == MountROBind:
+		return nil // already read-only
+	case g == nil || g.Kind == MountTmpfs:
+		if !e.optional {
+			pl.warn(e, "%s is not beneath any writable grant; nothing to protect", e.path)
+		}
+		return nil
+	case g.Target == target:
+		return pl.p.errorAt(e.key, e.raw, "%s is both protected and granted write; remove one", e.path)
+	}
+	for _, dir := range between(g.Target, target) {
+		_, statErr := os.Stat(dir)
+		if pl.at(dir) == nil {
+			pl.mounts = append(pl.mounts, Mount{Kind: MountBind, Source: dir, Target: dir, IsDir: true, Create: statErr != nil})
+		}
+	}
+	m := Mount{Kind: MountProtect, Source: target, Target: target, IsDir: e.dir, Create: info == nil}
+	if info != nil {
+		m.IsDir = info.IsDir()
+	}
+	pl.mounts = append(pl.mounts, m)
+	return nil
+}
+
+// maskable checks that e's final name is not a symlink (a mask there could be redirected) and
+// returns its Lstat info (nil when missing) and physical target.
+func (pl *planner) maskable(e entry) (fs.FileInfo, string, error) {
+	info, err := os.Lstat(e.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		info = nil
+	case err != nil:
+		return nil, "", pl.p.errorAt(e.key, e.raw, "stat %s: %w", e.path, err)
+	case info.Mode()&fs.ModeSymlink != 0:
+		return nil, "", pl.p.errorAt(e.key, e.raw, "%s is a symlink: a mask there could be redirected; name the path it points to", e.path)
+	}
+	target, err := physical(e.path)
+	if err != nil {
+		return nil, "", pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, err)
+	}
+	return info, target, nil
+}
+
+// systemLinks recreates the host's merged-/usr symlinks.
+func (pl *planner) systemLinks() error {
+	for _, link := range systemLinks {
+		if !pl.isSystemLink(link) || pl.at(link) != nil {
+			continue
+		}
+		text, err := os.Readlink(link)
+		if err != nil {
+			return fmt.Errorf("readlink %s: %w", link, err)
+		}
+		pl.mounts = append(pl.mounts, Mount{Kind: MountSymlink, Source: text, Target: link})
+	}
+	return nil
+}
+
+// isSystemLink reports whether path is one of the host's merged-/usr symlinks.
+func (pl *planner) isSystemLink(path string) bool {
+	info, err := os.Lstat(path)
+	return err == nil && info.Mode()&fs.ModeSymlink != 0 && slices.Contains(systemLinks, path)
+}
+
+// home makes sure $HOME exists inside: an empty directory unless a mount provides it.
+func (pl *planner) home() error {
+	target, err := physical(filepath.Clean(pl.host.Home))
+	if err != nil {
+		return fmt.Errorf("resolve home %s: %w", pl.host.Home, err)
+	}
+	if g := pl.innermostGrant(target); pl.at(target) == nil && (g == nil || g.Kind == MountTmpfs) {
+		pl.mounts = append(pl.mounts, Mount{Kind: MountDir, Target: target, IsDir: true})
+	}
+	return nil
+}
+
+// at returns the bind, read-only bind or tmpfs already planned at target, or nil.
+func (pl *planner) at(target string) *Mount {
+	for i, m := range pl.mounts {
+		if m.Target == target && isGrant(m.Kind) {
+			return &pl.mounts[i]
+		}
+	}
+	return nil
+}
+
+// innermostGrant returns the deepest bind, read-only bind or tmpfs containing target, or nil.
+func (pl *planner) innermostGrant(target string) *Mount {
+	var best *Mount
+	for i, m := range pl.mounts {
+		if isGrant(m.Kind) && within(target, m.Target) && (best == nil || depth(m.Target) > depth(best.Target)) {
+			best = &pl.mounts[i]
+		}
+	}
+	return best
+}
+
+// warn records a warning located at e.
+func (pl *planner) warn(e entry, format string, args ...any) {
+	pl.warnings = append(pl.warnings, pl.p.errorAt(e.key, e.raw, format, args...))
+}
+
+// isDir reports whether path is a directory (following symlinks).
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
+}
+
+// isGrant reports whether kind makes a path visible: a bind, a read-only bind or a tmpfs.
+func isGrant(kind MountKind) bool {
+	return kind == MountBind || kind == MountROBind || kind == MountTmpfs
+}
+
+// between lists the directories strictly between outer and inner (inner beneath outer),
+// shallowest first.
+func between(outer, inner string) []string {
+	var dirs []string
+	for dir := filepath.Dir(inner); dir != outer && within(dir, outer); dir = filepath.Dir(dir) {
+		dirs = append([]string{dir}, dirs...)
+	}
+	return dirs
+}
+
+// sortMounts orders mounts by target depth, shallow first, stably; at equal target, grants
+// (binds, tmpfs) come before masks (hide, protect), which must sit on top of them.
+func sortMounts(mounts []Mount) []Mount {
+	first := map[string]int{}
+	for i, m := range mounts {
+		if _, seen := first[m.Target]; !seen {
+			first[m.Target] = i
+		}
+	}
+	isMask := func(m Mount) int {
+		if m.Kind == MountHideDir || m.Kind == MountHideFile || m.Kind == MountProtect {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(mounts, func(a, b Mount) int {
+		if d := depth(a.Target) - depth(b.Target); d != 0 {
+			return d
+		}
+		if d := first[a.Target] - first[b.Target]; d != 0 {
+			return d
+		}
+		return isMask(a) - isMask(b)
+	})
+	return mounts
+}

@@ -1,0 +1,165 @@
+package profiles
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults of the keys a profile may leave unset.
+const (
+	defaultHostname     = "jail"
+	defaultNetworkMode  = "none"
+	defaultLandlockMode = "best-effort"
+	defaultSyscalls     = "allow"
+	defaultErrno        = "EPERM"
+)
+
+// Resolve turns a loaded profile into the plan the launcher executes: variables expanded,
+// values validated, paths resolved on the host into the ordered mount list, the environment
+// filtered, defaults filled in. Errors point at the line of the offending value; warnings go to
+// Spec.Warnings.
+func Resolve(p *Profile, host Host, argv []string) (*Spec, error) {
+	e, err := Expand(p, host)
+	if err != nil {
+		return nil, err
+	}
+	warnings, err := validate(e)
+	if err != nil {
+		return nil, err
+	}
+	pl := &planner{p: e, host: host}
+	mounts, err := pl.plan()
+	if err != nil {
+		return nil, err
+	}
+	home, err := physical(filepath.Clean(host.Home))
+	if err != nil {
+		return nil, fmt.Errorf("resolve home %s: %w", host.Home, err)
+	}
+	cwd, err := workingDir(e, host, mounts)
+	if err != nil {
+		return nil, err
+	}
+	spec := &Spec{
+		Profile:  strings.TrimPrefix(p.Source, builtinPrefix),
+		Argv:     argv,
+		Cwd:      cwd,
+		Env:      environment(e.Process.Env, host.Environ, home),
+		Hostname: cmp.Or(e.Process.Hostname, defaultHostname),
+		Mounts:   mounts,
+		Namespaces: Namespaces{User: true, Mount: true, PID: true, IPC: true, UTS: true,
+			Net: e.Network.Mode != "host", Cgroup: true},
+		Network: Network{Mode: cmp.Or(e.Network.Mode, defaultNetworkMode),
+			TCPConnect: e.Network.TCPConnect, TCPBind: e.Network.TCPBind},
+		Limits:   limits(e.Limits),
+		Landlock: landlockRules(cmp.Or(e.Landlock.Mode, defaultLandlockMode), mounts),
+		Syscalls: Syscalls{Default: cmp.Or(e.Syscalls.Default, defaultSyscalls),
+			Deny: e.Syscalls.Deny, Allow: e.Syscalls.Allow,
+			Errno: cmp.Or(e.Syscalls.Errno, defaultErrno), Log: deref(e.Syscalls.Log)},
+		Fallback:    e.Sandbox.Fallback,
+		AllowWeaker: deref(e.Sandbox.AllowWeaker),
+	}
+	for _, w := range append(warnings, pl.warnings...) {
+		spec.Warnings = append(spec.Warnings, w.Error())
+	}
+	return spec, nil
+}
+
+// workingDir is process.cwd, else the host's working directory when a grant makes it visible,
+// else /. Like every target, it keeps its final name under physical parents.
+func workingDir(p *Profile, host Host, mounts []Mount) (string, error) {
+	dir := p.Process.Cwd
+	if dir == "" {
+		dir = host.Cwd
+	}
+	if !filepath.IsAbs(dir) {
+		return "", p.errorAt("process.cwd", dir, "%s: not an absolute path", dir)
+	}
+	target, err := physical(filepath.Clean(dir))
+	if err != nil {
+		return "", p.errorAt("process.cwd", dir, "resolve %s: %w", dir, err)
+	}
+	visible := slices.ContainsFunc(mounts, func(m Mount) bool {
+		return (m.Kind == MountBind || m.Kind == MountROBind) && within(target, m.Target) ||
+			(m.Kind == MountTmpfs || m.Kind == MountDir) && m.Target == target
+	})
+	if !visible && p.Process.Cwd == "" {
+		return "/", nil
+	}
+	return target, nil
+}
+
+// environment builds the command's environment, deny by default: host variables whose name
+// matches a NAME or glob entry pass through, NAME=VALUE entries set (and win), and HOME is the
+// home directory inside unless the profile sets it. Sorted by name.
+func environment(rules, hostEnv []string, home string) []string {
+	env := map[string]string{}
+	for _, kv := range hostEnv {
+		name, value, _ := strings.Cut(kv, "=")
+		if slices.ContainsFunc(rules, func(rule string) bool {
+			ok, _ := path.Match(rule, name) // patterns were checked by checkEnv
+			return !strings.Contains(rule, "=") && ok
+		}) {
+			env[name] = value
+		}
+	}
+	env["HOME"] = home
+	for _, rule := range rules {
+		if name, value, ok := strings.Cut(rule, "="); ok {
+			env[name] = value
+		}
+	}
+	out := make([]string, 0, len(env))
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, name+"="+env[name])
+	}
+	return out
+}
+
+// limits converts [limits]; the timeout was checked by checkLimits.
+func limits(l LimitRules) Limits {
+	var timeout time.Duration
+	if l.Timeout != "" {
+		timeout, _ = time.ParseDuration(l.Timeout)
+	}
+	return Limits{
+		TimeoutSeconds: timeout.Seconds(),
+		CPUSeconds:     deref(l.CPU),
+		AddressSpace:   deref(l.AddressSpace),
+		Processes:      deref(l.Processes),
+		OpenFiles:      deref(l.OpenFiles),
+		FileSize:       deref(l.FileSize),
+		Core:           deref(l.Core),
+	}
+}
+
+// landlockRules mirrors the mounts: read-only grants (and /proc, and the empty home
+// directory) may be read and executed; writable binds, tmpfs mounts and /dev get every right.
+// Masks add nothing: Landlock rights only add up down a hierarchy, so the mounts enforce them.
+func landlockRules(mode string, mounts []Mount) Landlock {
+	l := Landlock{Mode: mode}
+	for _, m := range mounts {
+		switch m.Kind {
+		case MountROBind, MountProc, MountDir:
+			l.Read = append(l.Read, m.Target)
+		case MountBind, MountTmpfs, MountDev:
+			l.Write = append(l.Write, m.Target)
+		}
+	}
+	return l
+}
+
+// deref returns *v, or the zero value when v is nil.
+func deref[T any](v *T) T {
+	var zero T
+	if v == nil {
+		return zero
+	}
+	return *v
+}

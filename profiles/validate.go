@@ -1,0 +1,142 @@
+package profiles
+
+import (
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jail-sandbox/jail/seccomp"
+)
+
+// check is one small validation of an expanded profile (runc's validator style): it returns
+// the first error it finds and reports questionable-but-harmless settings through warn.
+type check func(p *Profile, warn func(*Error)) error
+
+// checks run in this order before the filesystem is planned; the planner checks paths.
+var checks = []check{
+	checkNetwork,
+	checkLandlock,
+	checkSandbox,
+	checkLimits,
+	checkSyscalls,
+	checkEnv,
+	checkHostname,
+}
+
+// validate runs every check and returns the first error, and the warnings.
+func validate(p *Profile) (warnings []*Error, err error) {
+	warn := func(e *Error) { warnings = append(warnings, e) }
+	for _, c := range checks {
+		if err := c(p, warn); err != nil {
+			return warnings, err
+		}
+	}
+	return warnings, nil
+}
+
+// oneOf checks that a string key holds one of the allowed values ("" is the default).
+func oneOf(p *Profile, key, value string, allowed ...string) error {
+	if value == "" || slices.Contains(allowed, value) {
+		return nil
+	}
+	return p.errorAt(key, value, "%q is not valid (want %s)", value, strings.Join(allowed, " or "))
+}
+
+func checkNetwork(p *Profile, warn func(*Error)) error {
+	if err := oneOf(p, "network.mode", p.Network.Mode, "none", "host"); err != nil {
+		return err
+	}
+	if p.Network.Mode != "host" {
+		for key, ports := range p.portLists() {
+			if len(*ports) > 0 {
+				warn(p.errorAt(key, "", "has no effect unless network.mode is \"host\""))
+			}
+		}
+	}
+	return nil
+}
+
+func checkLandlock(p *Profile, _ func(*Error)) error {
+	return oneOf(p, "landlock.mode", p.Landlock.Mode, "required", "best-effort", "off")
+}
+
+func checkSandbox(p *Profile, warn func(*Error)) error {
+	if err := oneOf(p, "sandbox.fallback", p.Sandbox.Fallback, "landlock"); err != nil {
+		return err
+	}
+	if p.Sandbox.AllowWeaker != nil && *p.Sandbox.AllowWeaker && p.Sandbox.Fallback == "" {
+		warn(p.errorAt("sandbox.allow_weaker", "", "has no effect without sandbox.fallback"))
+	}
+	return nil
+}
+
+func checkLimits(p *Profile, _ func(*Error)) error {
+	if p.Limits.Timeout == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(p.Limits.Timeout)
+	if err != nil || d <= 0 {
+		return p.errorAt("limits.timeout", p.Limits.Timeout, "%q is not a positive duration (e.g. \"90s\", \"10m\", \"1h30m\")", p.Limits.Timeout)
+	}
+	return nil
+}
+
+func checkSyscalls(p *Profile, _ func(*Error)) error {
+	s := p.Syscalls
+	if err := oneOf(p, "syscalls.default", s.Default, "allow", "deny"); err != nil {
+		return err
+	}
+	if s.Errno != "" && !knownErrno(s.Errno) {
+		return p.errorAt("syscalls.errno", s.Errno, "%q is not an errno name (e.g. \"EPERM\", \"ENOSYS\")", s.Errno)
+	}
+	for _, list := range []struct {
+		key   string
+		names []string
+	}{{"syscalls.deny", s.Deny}, {"syscalls.allow", s.Allow}} {
+		for _, name := range list.names {
+			if seccomp.Known(name) {
+				continue
+			}
+			if hint := seccomp.Suggest(name); hint != "" {
+				return p.errorAt(list.key, name, "unknown syscall %q (did you mean %q?)", name, hint)
+			}
+			return p.errorAt(list.key, name, "unknown syscall %q", name)
+		}
+	}
+	for _, name := range s.Allow {
+		if slices.Contains(s.Deny, name) {
+			return p.errorAt("syscalls.allow", name, "%q is both allowed and denied; remove one", name)
+		}
+	}
+	return nil
+}
+
+// knownErrno reports whether name is an errno name the seccomp policy accepts.
+func knownErrno(name string) bool {
+	_, ok := seccomp.ErrnoByName(name)
+	return ok
+}
+
+// checkEnv accepts NAME, a glob over names (LC_*), and NAME=VALUE.
+func checkEnv(p *Profile, _ func(*Error)) error {
+	for _, v := range p.Process.Env {
+		name, _, set := strings.Cut(v, "=")
+		if set && isName(name) {
+			continue
+		}
+		if _, err := path.Match(name, ""); err == nil && !set && name != "" && !strings.ContainsAny(name, "/") {
+			continue
+		}
+		return p.errorAt("process.env", v, "%q is not NAME, a glob like LC_*, or NAME=VALUE", v)
+	}
+	return nil
+}
+
+func checkHostname(p *Profile, _ func(*Error)) error {
+	h := p.Process.Hostname
+	if len(h) > 64 || strings.ContainsAny(h, "/\x00 \t\n") {
+		return p.errorAt("process.hostname", h, "%q is not a hostname (at most 64 characters, no spaces or /)", h)
+	}
+	return nil
+}
