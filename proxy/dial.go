@@ -1,0 +1,89 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+)
+
+// connect resolves an allowed target on the host, drops every address the policy refuses
+// (loopback, private, ... unless granted) and dials the remaining ones in order. The address
+// checked is the address dialed: nothing is resolved twice, so DNS rebinding between check and
+// connect cannot happen. When every address is refused the error is a *Denial (recorded).
+func (s *Server) connect(ctx context.Context, t target) (net.Conn, error) {
+	addrs := []netip.Addr{t.ip}
+	if !t.ip.IsValid() {
+		rctx, cancel := context.WithTimeout(ctx, s.opts.DialTimeout)
+		var err error
+		addrs, err = s.opts.LookupIP(rctx, t.name)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("resolve %s: %w", t.name, err)
+		}
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("resolve %s: no addresses", t.name)
+		}
+	}
+	var lastErr error
+	var refused *Denial
+	for _, ip := range addrs {
+		if ok, reason := s.pol.addrAllowed(ip, t.port); !ok {
+			if refused == nil {
+				refused = newDenial(t.host(), t.port, reason, hintPrivate, "")
+				if t.ip.IsValid() { // a literal refused here sits in a deny entry
+					refused.Hint = ""
+				}
+			}
+			continue
+		}
+		dctx, cancel := context.WithTimeout(ctx, s.opts.DialTimeout)
+		c, err := s.opts.Dial(dctx, netip.AddrPortFrom(ip.Unmap(), t.port))
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+		lastErr = err
+	}
+	if lastErr != nil {
+		return nil, fmt.Errorf("connect %s: %w", hostPort(t.host(), t.port), lastErr)
+	}
+	s.record(refused)
+	return nil, refused
+}
+
+// defaultDial connects to exactly one address.
+func defaultDial(ctx context.Context, addr netip.AddrPort) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr.String())
+}
+
+// defaultLookup resolves with the host's resolver.
+func defaultLookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
+// isTimeout reports whether err is a deadline or timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// idleConn bounds every read and write of an upstream connection by the idle timeout, so a
+// stalled upstream of a forwarded request fails instead of holding the client forever.
+type idleConn struct {
+	net.Conn
+	idle time.Duration
+}
+
+func (c *idleConn) Read(b []byte) (int, error) {
+	_ = c.Conn.SetReadDeadline(time.Now().Add(c.idle))
+	return c.Conn.Read(b)
+}
+
+func (c *idleConn) Write(b []byte) (int, error) {
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(c.idle))
+	return c.Conn.Write(b)
+}

@@ -1,0 +1,154 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// testProxy is a Server on a unix socket plus a Forward listener on 127.0.0.1, the shape the
+// sandbox sees. Names resolve only through hosts (the resolver hook), always to loopback.
+type testProxy struct {
+	srv   *Server
+	sock  string
+	addr  string // 127.0.0.1:PORT served by Forward
+	log   *syncBuffer
+	hosts map[string][]netip.Addr
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startProxy starts a proxy for the policy; hosts maps test names to addresses.
+func startProxy(t testing.TB, pol Policy, hosts map[string]string, tweak func(*Options)) *testProxy {
+	t.Helper()
+	tp := &testProxy{log: &syncBuffer{}, hosts: map[string][]netip.Addr{}}
+	for name, ips := range hosts {
+		for _, ip := range strings.Split(ips, ",") {
+			tp.hosts[name] = append(tp.hosts[name], netip.MustParseAddr(ip))
+		}
+	}
+	opts := Options{
+		Log: tp.log,
+		LookupIP: func(_ context.Context, host string) ([]netip.Addr, error) {
+			if a, ok := tp.hosts[host]; ok {
+				return a, nil
+			}
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		},
+	}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	srv, err := NewServer(pol, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "jailproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.srv, tp.sock = srv, filepath.Join(dir, "proxy.sock")
+	ul, err := net.Listen("unix", tp.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.addr = tl.Addr().String()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := srv.Serve(ul); err != ErrServerClosed {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if err := Forward(tl, tp.sock); err != nil {
+			t.Errorf("Forward: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		_ = tl.Close()
+		_ = srv.Close()
+		wg.Wait()
+		_ = os.RemoveAll(dir)
+	})
+	return tp
+}
+
+// upstream starts a loopback HTTP test server and returns it with its port.
+func upstream(t testing.TB, h http.Handler) (*httptest.Server, string) {
+	t.Helper()
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s, portOf(t, s.Listener.Addr())
+}
+
+func portOf(t testing.TB, a net.Addr) string {
+	t.Helper()
+	_, p, err := net.SplitHostPort(a.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// hello answers every request with "hello from HOST".
+var hello = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	fmt.Fprintf(w, "hello from %s", r.Host)
+})
+
+// run runs a command with the proxy environment and returns stdout, stderr and the error.
+func run(t *testing.T, env []string, name string, args ...string) (string, string, error) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Skipf("%s not installed", name)
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+// curlEnv is an environment without any inherited proxy settings.
+func cleanEnv() []string {
+	var env []string
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"} {
+		env = append(env, k+"=", strings.ToLower(k)+"=")
+	}
+	return env
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -1,0 +1,337 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+)
+
+// Options tune a Server. The zero value is ready for use.
+type Options struct {
+	// Log receives one line per refused destination (the first time it is refused);
+	// nil means os.Stderr.
+	Log io.Writer
+	// Quiet suppresses those lines; denials are still counted for Denials.
+	Quiet bool
+	// LookupIP resolves a host name on the host; nil means the system resolver. Tests map
+	// names to loopback test servers with it.
+	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Dial connects to one checked address; nil means a plain TCP dial.
+	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
+	// DialTimeout bounds name resolution and each connection attempt; 0 means 15s.
+	DialTimeout time.Duration
+	// IdleTimeout ends a connection on which nothing moved either way for that long, and a
+	// forwarded request whose upstream stays silent; 0 means 5m.
+	IdleTimeout time.Duration
+	// HandshakeTimeout bounds how long a client may take to send its request headers or SOCKS
+	// handshake; 0 means 30s.
+	HandshakeTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Log == nil {
+		o.Log = os.Stderr
+	}
+	if o.LookupIP == nil {
+		o.LookupIP = defaultLookup
+	}
+	if o.Dial == nil {
+		o.Dial = defaultDial
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 15 * time.Second
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 5 * time.Minute
+	}
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = 30 * time.Second
+	}
+	return o
+}
+
+// ErrServerClosed is returned by Serve after Close.
+var ErrServerClosed = errors.New("proxy: server closed")
+
+// Server is one egress proxy: HTTP and SOCKS5 on the same listeners, one policy.
+type Server struct {
+	pol  *policy
+	opts Options
+
+	ctx    context.Context // cancelled by Close: aborts lookups, dials, forwarded requests
+	cancel context.CancelFunc
+
+	httpSrv   *http.Server
+	httpConns *connQueue // sniffed HTTP connections handed to httpSrv
+	forward   *httputil.ReverseProxy
+	transport *http.Transport
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	wg        sync.WaitGroup // every goroutine and handler the server runs
+	denials   []Denial
+	denialIdx map[string]int
+	logMu     sync.Mutex
+}
+
+// NewServer checks the policy and prepares a server; nothing listens until Serve.
+func NewServer(p Policy, opts Options) (*Server, error) {
+	pol, err := compilePolicy(p)
+	if err != nil {
+		return nil, fmt.Errorf("network policy: %w", err)
+	}
+	s := &Server{
+		pol:       pol,
+		opts:      opts.withDefaults(),
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[*conn]struct{}{},
+		denialIdx: map[string]int{},
+		httpConns: newConnQueue(),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.transport = s.newTransport()
+	s.forward = s.newForwarder()
+	s.httpSrv = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: s.opts.HandshakeTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		BaseContext:       func(net.Listener) context.Context { return s.ctx },
+	}
+	s.goTracked(func() { _ = s.httpSrv.Serve(s.httpConns) })
+	return s, nil
+}
+
+// Serve accepts connections on l until Close (then it returns ErrServerClosed) or until l
+// fails. Each connection is sniffed: a first byte of 5 is SOCKS5, anything else HTTP. On a
+// unix listener a connection may instead pass a TCP socket (see Forward). Serve may run on
+// several listeners at once.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = l.Close()
+		return ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	var backoff time.Duration
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff) // out of fds: let connections finish rather than spin
+				continue
+			}
+			return fmt.Errorf("proxy accept: %w", err)
+		}
+		backoff = 0
+		if !s.goTracked(func() { s.serveConn(c) }) {
+			_ = c.Close()
+		}
+	}
+}
+
+// Close stops every listener, ends every connection (tunnels included), waits for all of the
+// server's goroutines and drops pooled upstream connections. Nothing of the server survives it.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	listeners, conns := s.listeners, s.conns
+	s.listeners, s.conns = nil, nil
+	s.mu.Unlock()
+
+	s.cancel()
+	for l := range listeners {
+		_ = l.Close()
+	}
+	_ = s.httpSrv.Close()
+	for c := range conns {
+		_ = c.Close()
+	}
+	s.wg.Wait()
+	s.transport.CloseIdleConnections()
+	return nil
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// goTracked runs f in a goroutine Close waits for; false once the server is closed.
+func (s *Server) goTracked(f func()) bool {
+	if !s.enter() {
+		return false
+	}
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// enter registers work Close must wait for (wg.Add only while open, so Wait cannot race it).
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+// adopt wraps and tracks a client connection so Close can end it; nil once closed.
+func (s *Server) adopt(raw net.Conn) *conn {
+	c := &conn{Conn: raw, s: s}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.conns[c] = struct{}{}
+	return c
+}
+
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// serveConn sniffs the first byte and hands the connection to SOCKS5 or HTTP.
+func (s *Server) serveConn(raw net.Conn) {
+	c := s.adopt(raw)
+	if c == nil {
+		_ = raw.Close()
+		return
+	}
+	_ = c.SetReadDeadline(time.Now().Add(s.opts.HandshakeTimeout))
+	first, passed, err := readFirst(c.Conn)
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	if passed != nil { // Forward handed over a sandbox TCP connection
+		_ = c.Close()
+		if c = s.adopt(passed); c == nil {
+			_ = passed.Close()
+			return
+		}
+		_ = c.SetReadDeadline(time.Now().Add(s.opts.HandshakeTimeout))
+		if first, _, err = readFirst(c.Conn); err != nil || first == fdMarker {
+			_ = c.Close()
+			return
+		}
+	}
+	c.prefix = []byte{first}
+	switch first {
+	case socks5Version:
+		s.serveSOCKS(c)
+	case fdMarker, 4: // a marker without a socket; SOCKS4 (no remote resolution) unsupported
+		_ = c.Close()
+	default:
+		if !s.httpConns.push(c) {
+			_ = c.Close()
+		}
+	}
+}
+
+// conn is a tracked client connection that replays its sniffed first byte.
+type conn struct {
+	net.Conn
+	prefix []byte
+	s      *Server
+	once   sync.Once
+	err    error
+}
+
+func (c *conn) Read(b []byte) (int, error) {
+	if len(c.prefix) > 0 {
+		n := copy(b, c.prefix)
+		c.prefix = c.prefix[n:]
+		return n, nil
+	}
+	return c.Conn.Read(b)
+}
+
+func (c *conn) Close() error {
+	c.once.Do(func() {
+		c.s.forget(c)
+		c.err = c.Conn.Close()
+	})
+	return c.err
+}
+
+func (c *conn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.ErrUnsupported
+}
+
+func (c *conn) rawConn() net.Conn {
+	if len(c.prefix) > 0 {
+		return c
+	}
+	return c.Conn
+}
+
+// connQueue is the net.Listener the HTTP server accepts sniffed connections from.
+type connQueue struct {
+	ch   chan net.Conn
+	done chan struct{}
+	once sync.Once
+}
+
+func newConnQueue() *connQueue {
+	return &connQueue{ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (q *connQueue) push(c net.Conn) bool {
+	select {
+	case q.ch <- c:
+		return true
+	case <-q.done:
+		return false
+	}
+}
+
+func (q *connQueue) Accept() (net.Conn, error) {
+	select {
+	case c := <-q.ch:
+		return c, nil
+	case <-q.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (q *connQueue) Close() error {
+	q.once.Do(func() { close(q.done) })
+	return nil
+}
+
+func (q *connQueue) Addr() net.Addr { return &net.UnixAddr{Name: "jail-proxy", Net: "unix"} }
