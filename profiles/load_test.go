@@ -1,0 +1,80 @@
+package profiles
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestMergeOrder: extends apply first, in order; later scalars win; lists append without
+// duplicates; the file itself comes last.
+func TestMergeOrder(t *testing.T) {
+	host := testHost(t)
+	dir := t.TempDir()
+	writeFile(t, dir+"/one.toml", "description = \"one\"\n[process]\nhostname = \"one\"\nenv = [\"A\", \"B\"]\n[limits]\ncpu = 1\n")
+	writeFile(t, dir+"/two.toml", "[process]\nhostname = \"two\"\nenv = [\"B\", \"C\"]\n[syscalls]\nlog = true\n")
+	writeFile(t, dir+"/top.toml", "extends = [\"one.toml\", \"two.toml\"]\n[process]\nenv = [\"D\", \"A\"]\n[limits]\ncpu = 3\n")
+	p, err := Load(dir+"/top.toml", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Description != "one" || p.Process.Hostname != "two" || *p.Limits.CPU != 3 || !*p.Syscalls.Log || len(p.Extends) != 0 {
+		t.Errorf("merged %+v", p)
+	}
+	if !slices.Equal(p.Process.Env, []string{"A", "B", "C", "D"}) {
+		t.Errorf("env %q", p.Process.Env)
+	}
+	if p.Source != dir+"/top.toml" {
+		t.Errorf("source %q", p.Source)
+	}
+	if o := p.origin("process.hostname", ""); filepath.Base(o.File) != "two.toml" || o.Line != 2 {
+		t.Errorf("hostname origin %+v", o)
+	}
+}
+
+func TestMergeOverlay(t *testing.T) {
+	base := parse(t, "[filesystem]\nread = [\"/usr\"]\n")
+	overlay := &Profile{Source: "command line", Filesystem: Filesystem{Read: []string{"/nonexistent/flag"}}}
+	merged := Merge(base, overlay)
+	if merged.Source != "test.toml" || !slices.Equal(merged.Filesystem.Read, []string{"/usr", "/nonexistent/flag"}) {
+		t.Errorf("%+v", merged)
+	}
+	if len(base.Filesystem.Read) != 1 {
+		t.Error("Merge modified its input")
+	}
+	_, err := Resolve(merged, testHost(t), nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "command line: filesystem.read: missing required path") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestLookupOrder: ./.jail, then $XDG_CONFIG_HOME/jail, then the built-ins.
+func TestLookupOrder(t *testing.T) {
+	host := testHost(t)
+	config := filepath.Join(host.Home, ".config", "jail")
+	writeFile(t, config+"/agent.toml", "description = \"user agent\"\n")
+	writeFile(t, config+"/mine.toml", "description = \"user mine\"\n")
+	writeFile(t, host.Cwd+"/.jail/mine.toml", "description = \"project mine\"\nextends = [\"readonly\"]\n")
+	for ref, want := range map[string]string{"agent": "user agent", "mine": "project mine", "minimal": "only the dynamic loader"} {
+		p, err := Load(ref, host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(p.Description, want) {
+			t.Errorf("%s: description %q, want %q", ref, p.Description, want)
+		}
+	}
+	entries := List(host)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name+"="+e.Description)
+	}
+	want := []string{"agent=user agent", "mine=project mine"}
+	if !slices.Contains(names, want[0]) || !slices.Contains(names, want[1]) || len(entries) != 4 {
+		t.Errorf("List: %q", names)
+	}
+	if _, err := Load("nope", host); err == nil || !strings.Contains(err.Error(), `profile "nope" not found`) {
+		t.Errorf("got %v", err)
+	}
+}

@@ -1,0 +1,208 @@
+package profiles
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSymlinkResolution: Source follows every symlink once, on the host; Target keeps the final
+// name under physical parents, so the mount lands where the name is, not where it points.
+func TestSymlinkResolution(t *testing.T) {
+	host := testHost(t)
+	dir := t.TempDir()
+	mkdir(t, dir+"/real/sub")
+	writeFile(t, dir+"/real/file", "x")
+	symlink(t, "real", dir+"/link")       // a symlinked directory
+	symlink(t, "real/file", dir+"/flink") // a symlinked file
+	spec := mustResolve(t, host, "[filesystem]\nread = [\""+dir+"/link\", \""+dir+"/link/sub\", \""+dir+"/flink\"]\n")
+	for _, want := range []Mount{
+		{Kind: MountROBind, Source: dir + "/real", Target: dir + "/link", IsDir: true},
+		{Kind: MountROBind, Source: dir + "/real/sub", Target: dir + "/real/sub", IsDir: true},
+		{Kind: MountROBind, Source: dir + "/real/file", Target: dir + "/flink"},
+	} {
+		if !slices.Contains(spec.Mounts, want) {
+			t.Errorf("missing %+v in %+v", want, spec.Mounts)
+		}
+	}
+}
+
+func TestOptionalPaths(t *testing.T) {
+	host := testHost(t)
+	spec := mustResolve(t, host, "[filesystem]\nread = [\"/nonexistent/jail-x?\"]\ntmpfs = [\"/nonexistent/jail-y?\"]\n")
+	for _, m := range spec.Mounts {
+		if strings.HasPrefix(m.Target, "/nonexistent") {
+			t.Errorf("optional missing path kept: %+v", m)
+		}
+	}
+	_, err := resolve(t, host, "[filesystem]\nwrite = [\"/nonexistent/jail-x\"]\n")
+	wantError(t, err, "test.toml", 2, "filesystem.write", "missing required path /nonexistent/jail-x")
+}
+
+// TestMountOrder: shallow targets first, stable; at one target the grant before the mask.
+func TestMountOrder(t *testing.T) {
+	host := testHost(t)
+	dir := t.TempDir()
+	mkdir(t, dir+"/a/b/c")
+	mkdir(t, dir+"/secret")
+	spec := mustResolve(t, host, `[filesystem]
+hide = ["`+dir+`/a/b"]
+read = ["`+dir+`/a/b/c", "`+dir+`/a/b", "`+dir+`"]
+write = ["`+dir+`/a"]
+`)
+	var got []string
+	for _, m := range spec.Mounts {
+		if strings.HasPrefix(m.Target, dir) {
+			got = append(got, string(m.Kind)+" "+strings.TrimPrefix(m.Target, dir))
+		}
+	}
+	want := []string{"ro-bind ", "bind /a", "ro-bind /a/b", "hide-dir /a/b", "ro-bind /a/b/c"}
+	if !slices.Equal(got, want) {
+		t.Errorf("order %q, want %q", got, want)
+	}
+	depth := -1
+	for _, m := range spec.Mounts {
+		d := strings.Count(m.Target, "/")
+		if d < depth {
+			t.Errorf("%s comes after a deeper target", m.Target)
+		}
+		depth = d
+	}
+}
+
+// TestProtect: existing paths are rebound read-only, missing ones get placeholders (a
+// directory for a trailing /), directories between the grant and the path become self-binds.
+func TestProtect(t *testing.T) {
+	host := testHost(t)
+	cwd := host.Cwd
+	mkdir(t, cwd+"/.git/objects")
+	writeFile(t, cwd+"/.git/config", "")
+	mkdir(t, cwd+"/.vscode")
+	spec := mustResolve(t, host, `[filesystem]
+write = ["$CWD"]
+protect = ["$CWD/.git/hooks/?", "$CWD/.git/config?", "$CWD/.envrc", "$CWD/.vscode/", "$CWD/.idea/", "$CWD/deep/er/file"]
+`)
+	for _, want := range []Mount{
+		{Kind: MountBind, Source: cwd, Target: cwd, IsDir: true},
+		{Kind: MountBind, Source: cwd + "/.git", Target: cwd + "/.git", IsDir: true},
+		{Kind: MountProtect, Source: cwd + "/.git/hooks", Target: cwd + "/.git/hooks", IsDir: true, Create: true},
+		{Kind: MountProtect, Source: cwd + "/.git/config", Target: cwd + "/.git/config"},
+		{Kind: MountProtect, Source: cwd + "/.envrc", Target: cwd + "/.envrc", Create: true},
+		{Kind: MountProtect, Source: cwd + "/.vscode", Target: cwd + "/.vscode", IsDir: true},
+		{Kind: MountProtect, Source: cwd + "/.idea", Target: cwd + "/.idea", IsDir: true, Create: true},
+		{Kind: MountBind, Source: cwd + "/deep", Target: cwd + "/deep", IsDir: true, Create: true},
+		{Kind: MountBind, Source: cwd + "/deep/er", Target: cwd + "/deep/er", IsDir: true, Create: true},
+		{Kind: MountProtect, Source: cwd + "/deep/er/file", Target: cwd + "/deep/er/file", Create: true},
+	} {
+		if !slices.Contains(spec.Mounts, want) {
+			t.Errorf("missing %+v", want)
+		}
+	}
+	if _, err := os.Stat(cwd + "/.envrc"); err == nil {
+		t.Error("Resolve created a placeholder; that is the launcher's job")
+	}
+}
+
+func TestProtectSkipsMissingRepository(t *testing.T) {
+	host := testHost(t) // no .git: optional .git entries are dropped so `git init` works
+	spec := mustResolve(t, host, "[filesystem]\nwrite = [\"$CWD\"]\nprotect = [\"$CWD/.git/hooks/?\", \"$CWD/.git/config?\"]\n")
+	for _, m := range spec.Mounts {
+		if strings.Contains(m.Target, ".git") {
+			t.Errorf("unexpected %+v", m)
+		}
+	}
+}
+
+func TestMaskConflicts(t *testing.T) {
+	host := testHost(t)
+	symlink(t, "/etc/passwd", host.Cwd+"/.envrc")
+	_, err := resolve(t, host, "[filesystem]\nwrite = [\"$CWD\"]\nprotect = [\"$CWD/.envrc\"]\n")
+	wantError(t, err, "test.toml", 3, "filesystem.protect", "is a symlink")
+
+	_, err = resolve(t, host, "[filesystem]\nwrite = [\"$CWD\"]\nhide = [\"$CWD\"]\n")
+	wantError(t, err, "test.toml", 3, "filesystem.hide", "both hidden and granted as bind")
+
+	_, err = resolve(t, host, "[filesystem]\nwrite = [\"$CWD\"]\nprotect = [\"$CWD\"]\n")
+	wantError(t, err, "test.toml", 3, "filesystem.protect", "both protected and granted write")
+}
+
+// TestHide: a hide beneath a bind masks (dir or file kind); one elsewhere, or of a missing
+// path, is dropped; hiding a read grant itself wins with a warning.
+func TestHide(t *testing.T) {
+	host := testHost(t)
+	mkdir(t, host.Cwd+"/secrets")
+	writeFile(t, host.Cwd+"/.env", "TOKEN=x")
+	spec := mustResolve(t, host, `[filesystem]
+read = ["$CWD", "/usr"]
+hide = ["$CWD/secrets", "$CWD/.env", "$CWD/missing", "/var/log", "/usr"]
+`)
+	cwd := host.Cwd
+	if got := find(spec, cwd+"/secrets"); len(got) != 1 || got[0].Kind != MountHideDir {
+		t.Errorf("secrets: %+v", got)
+	}
+	if got := find(spec, cwd+"/.env"); len(got) != 1 || got[0].Kind != MountHideFile {
+		t.Errorf(".env: %+v", got)
+	}
+	if len(find(spec, cwd+"/missing")) != 0 || len(find(spec, "/var/log")) != 0 {
+		t.Error("kept a hide of a missing or ungranted path")
+	}
+	if got := find(spec, "/usr"); len(got) != 2 || got[1].Kind != MountHideDir {
+		t.Errorf("/usr: %+v", got)
+	}
+	if len(spec.Warnings) != 1 || !strings.Contains(spec.Warnings[0], "the mask wins") {
+		t.Errorf("warnings %q", spec.Warnings)
+	}
+}
+
+// TestAlwaysPresent: /proc, /dev, the merged-/usr links and a home directory come with every
+// profile, even an empty one.
+func TestAlwaysPresent(t *testing.T) {
+	host := testHost(t)
+	spec := mustResolve(t, host, "")
+	if len(find(spec, "/proc")) != 1 || len(find(spec, "/dev")) != 1 {
+		t.Errorf("no proc or dev: %+v", spec.Mounts)
+	}
+	if got := find(spec, host.Home); len(got) != 1 || got[0].Kind != MountDir {
+		t.Errorf("home: %+v", got)
+	}
+	for _, link := range systemLinks {
+		text, err := os.Readlink(link)
+		if err != nil {
+			continue // not a symlink on this host
+		}
+		if got := find(spec, link); len(got) != 1 || got[0] != (Mount{Kind: MountSymlink, Source: text, Target: link}) {
+			t.Errorf("%s: %+v", link, got)
+		}
+	}
+	if spec.Cwd != "/" {
+		t.Errorf("cwd %q: the host's working directory is not granted", spec.Cwd)
+	}
+}
+
+func TestGrantWins(t *testing.T) {
+	host := testHost(t)
+	spec := mustResolve(t, host, "[filesystem]\nread = [\"$CWD\"]\nwrite = [\"$CWD\"]\ntmpfs = [\"$CWD\"]\n")
+	if got := find(spec, host.Cwd); len(got) != 1 || got[0].Kind != MountBind {
+		t.Errorf("%+v", got)
+	}
+	if len(spec.Warnings) != 1 || !strings.Contains(spec.Warnings[0], "replaces the tmpfs") {
+		t.Errorf("warnings %q", spec.Warnings)
+	}
+	if spec.Cwd != host.Cwd {
+		t.Errorf("cwd %q", spec.Cwd)
+	}
+	if !slices.Contains(spec.Landlock.Write, host.Cwd) || slices.Contains(spec.Landlock.Read, host.Cwd) {
+		t.Errorf("landlock %+v", spec.Landlock)
+	}
+}
+
+func TestPhysicalKeepsMissingTail(t *testing.T) {
+	dir := t.TempDir()
+	symlink(t, dir, dir+"/self")
+	got, err := physical(filepath.Join(dir, "self/missing/x"))
+	if err != nil || got != dir+"/missing/x" {
+		t.Errorf("got %q, %v", got, err)
+	}
+}

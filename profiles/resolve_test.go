@@ -1,0 +1,121 @@
+package profiles
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestEnvironment(t *testing.T) {
+	host := testHost(t)
+	host.Environ = []string{
+		"PATH=/usr/bin", "LC_ALL=C", "LC_TIME=de_DE", "LANG=C.UTF-8", "AWS_SECRET_ACCESS_KEY=s3cr3t",
+		"GITHUB_TOKEN=ghp_x", "HOME=/host/home", "TERM=xterm", "PIP_NO_INPUT=0",
+	}
+	spec := mustResolve(t, host, `[process]
+env = ["PATH", "LC_*", "TERM", "HOME", "PIP_NO_INPUT=1", "EMPTY=", "UNSET_ON_HOST"]
+`)
+	want := []string{"EMPTY=", "HOME=" + host.Home, "LC_ALL=C", "LC_TIME=de_DE", "PATH=/usr/bin", "PIP_NO_INPUT=1", "TERM=xterm"}
+	if !slices.Equal(spec.Env, want) {
+		t.Errorf("env %q\nwant %q", spec.Env, want)
+	}
+	spec = mustResolve(t, host, "[process]\nenv = [\"HOME=/elsewhere\"]\n")
+	if !slices.Equal(spec.Env, []string{"HOME=/elsewhere"}) {
+		t.Errorf("a profile's HOME=VALUE must win: %q", spec.Env)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	spec := mustResolve(t, testHost(t), "")
+	want := Spec{
+		Hostname:   "jail",
+		Namespaces: Namespaces{User: true, Mount: true, PID: true, IPC: true, UTS: true, Net: true, Cgroup: true},
+		Network:    Network{Mode: "none"},
+		Landlock:   Landlock{Mode: "best-effort"},
+		Syscalls:   Syscalls{Default: "allow", Errno: "EPERM"},
+	}
+	if spec.Hostname != want.Hostname || spec.Namespaces != want.Namespaces || spec.Network.Mode != want.Network.Mode ||
+		spec.Landlock.Mode != want.Landlock.Mode || spec.Syscalls.Default != want.Syscalls.Default ||
+		spec.Syscalls.Errno != want.Syscalls.Errno || spec.Limits != (Limits{}) || spec.Fallback != "" || spec.AllowWeaker {
+		t.Errorf("defaults: %+v", spec)
+	}
+}
+
+func TestSettings(t *testing.T) {
+	spec := mustResolve(t, testHost(t), `
+[network]
+mode = "host"
+tcp_connect = [443]
+[process]
+hostname = "box"
+[limits]
+timeout = "1m30s"
+cpu = 10
+processes = 100
+core = 1024
+[syscalls]
+deny = ["ptrace"]
+allow = ["perf_event_open"]
+errno = "ENOSYS"
+log = true
+[landlock]
+mode = "required"
+[sandbox]
+fallback = "landlock"
+allow_weaker = true
+`)
+	if spec.Network.Mode != "host" || spec.Namespaces.Net || !slices.Equal(spec.Network.TCPConnect, []uint16{443}) {
+		t.Errorf("network %+v namespaces %+v", spec.Network, spec.Namespaces)
+	}
+	if spec.Limits != (Limits{TimeoutSeconds: 90, CPUSeconds: 10, Processes: 100, Core: 1024}) {
+		t.Errorf("limits %+v", spec.Limits)
+	}
+	if spec.Hostname != "box" || spec.Landlock.Mode != "required" || spec.Fallback != "landlock" || !spec.AllowWeaker {
+		t.Errorf("%+v", spec)
+	}
+	if s := spec.Syscalls; s.Errno != "ENOSYS" || !s.Log || !slices.Equal(s.Deny, []string{"ptrace"}) || !slices.Equal(s.Allow, []string{"perf_event_open"}) {
+		t.Errorf("syscalls %+v", s)
+	}
+}
+
+// TestBuiltins resolves each built-in profile on this host.
+func TestBuiltins(t *testing.T) {
+	host := testHost(t)
+	mkdir(t, host.Cwd+"/.git/hooks")
+	for _, name := range builtinNames() {
+		t.Run(name, func(t *testing.T) {
+			p, err := Load(name, host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Description == "" {
+				t.Error("no description")
+			}
+			spec, err := Resolve(p, host, []string{"true"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(spec.Warnings) > 0 {
+				t.Errorf("warnings: %q", spec.Warnings)
+			}
+			if spec.Profile != name {
+				t.Errorf("spec.Profile %q", spec.Profile)
+			}
+			cwd := find(spec, host.Cwd)
+			switch name {
+			case "agent":
+				if len(cwd) != 1 || cwd[0].Kind != MountBind {
+					t.Errorf("cwd: %+v", cwd)
+				}
+				for _, path := range []string{".git/hooks", ".git/config", ".gitmodules", ".envrc", ".vscode", ".idea"} {
+					if got := find(spec, host.Cwd+"/"+path); len(got) != 1 || got[0].Kind != MountProtect {
+						t.Errorf("%s not protected: %+v", path, got)
+					}
+				}
+			case "readonly":
+				if len(cwd) != 1 || cwd[0].Kind != MountROBind {
+					t.Errorf("cwd: %+v", cwd)
+				}
+			}
+		})
+	}
+}
