@@ -68,6 +68,7 @@ func Run(harnessName, profile, jailPath string, in io.Reader, out, errw io.Write
 	if profile == "" {
 		profile = DefaultProfile
 	}
+	// A bad jail path or profile is a setup error, not a bad event: check it before reading.
 	if _, err := Command(jailPath, profile, h.shell, ""); err != nil {
 		fmt.Fprintf(errw, "jail hook %s: %v\n", harnessName, err)
 		return 2
