@@ -27,7 +27,11 @@ func setupRoot(spec *profiles.Spec) error {
 	r.home = envValue(spec.Env, "HOME")
 	for _, m := range spec.Mounts {
 		logf(spec, "%s %s", m.Kind, object(m))
-		if err := r.apply(m); err != nil {
+		err := r.apply(m)
+		if err == nil && m.Target == "/" {
+			err = r.reopenNew() // a mount now covers the new root: later targets are on it
+		}
+		if err != nil {
 			r.close()
 			return mountError(m, err)
 		}
@@ -39,9 +43,10 @@ func setupRoot(spec *profiles.Spec) error {
 // and the new root (targets). Every lookup is relative to one of them and never follows a
 // symlink (see openIn).
 type roots struct {
-	host int    // the host's root, /oldroot after the first pivot
-	new  int    // the new root's tmpfs, /newroot
-	home string // $HOME inside, whose tmpfs is private to the user (mode 0700)
+	host   int    // the host's root, /oldroot after the first pivot
+	new    int    // the new root, /newroot, on the topmost mount there
+	rootfs int    // the new root's own tmpfs (the same descriptor as new unless an op covered it)
+	home   string // $HOME inside, whose tmpfs is private to the user (mode 0700)
 }
 
 // apply runs one setup op.

@@ -10,8 +10,19 @@ import (
 
 // bind mounts the host's Source on Target, with every mount beneath Source (a recursive bind),
 // read-only on all of them when ro. A missing Target is created like its Source (a directory or
-// a file), which is how binds land on the empty tmpfs root.
+// a file), which is how binds land on the empty tmpfs root. With Create, Target is created first
+// as IsDir says: profiles pins the directories above a protected path with self-binds (Source ==
+// Target, inside a writable bind), and one that does not exist yet is made on the host that way.
 func (r *roots) bind(m profiles.Mount, ro bool) error {
+	dst := -1
+	if m.Create {
+		fd, err := openTarget(r.new, m.Target, placeholder(true, m.IsDir))
+		if err != nil {
+			return err
+		}
+		defer closeFd(fd)
+		dst = fd
+	}
 	rel, err := relPath(m.Source)
 	if err != nil {
 		return err
@@ -21,19 +32,20 @@ func (r *roots) bind(m profiles.Mount, ro bool) error {
 		return pathError("open source", rel, err)
 	}
 	defer closeFd(src)
-	var st unix.Stat_t
-	if err := unix.Fstat(src, &st); err != nil {
-		return pathError("stat source", rel, err)
+	if dst < 0 {
+		var st unix.Stat_t
+		if err := unix.Fstat(src, &st); err != nil {
+			return pathError("stat source", rel, err)
+		}
+		c := makeFile
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			c = makeDir
+		}
+		if dst, err = openTarget(r.new, m.Target, c); err != nil {
+			return err
+		}
+		defer closeFd(dst)
 	}
-	c := makeFile
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		c = makeDir
-	}
-	dst, err := openTarget(r.new, m.Target, c)
-	if err != nil {
-		return err
-	}
-	defer closeFd(dst)
 	return mountCopy(src, dst, ro)
 }
 

@@ -77,6 +77,10 @@ var mountChecks = map[string]func(fixture string) error{
 		return errors.Join(
 			wantErrno(os.Rename(rw+"/.git", rw+"/git2"), unix.EBUSY, "rename .git"),
 			wantErrno(os.Rename(rw+"/.envrc", rw+"/envrc2"), unix.EBUSY, "rename .envrc"),
+			wantErrno(os.Rename(rw+"/.jj", rw+"/jj2"), unix.EBUSY, "rename .jj"),
+			wantErrno(os.Remove(rw+"/.jj/repo"), unix.EBUSY, "remove .jj/repo"),
+			wantErrno(writeFile(rw+"/.jj/repo/x"), unix.EROFS, "create .jj/repo/x"),
+			writeFile(rw+"/.jj/writable"), // the pinned directory itself stays writable
 		)
 	},
 	"hide-dir shows an empty directory": func(f string) error {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -51,13 +52,21 @@ type mountScenario struct {
 // Results reported by stage 2, one per line.
 const (
 	lineSetupError = "SETUP-ERROR "
+	lineTook       = "TOOK "
 	lineCheck      = "CHECK "
 )
 
-// runMountScenario runs sc in the two stages and returns setupRoot's error text ("" when it
-// succeeded) and each check's result ("" for a pass). It skips when the kernel refuses user
-// namespaces, unless JAIL_MUST_WORK=1.
-func runMountScenario(t *testing.T, sc mountScenario) (setupErr string, results map[string]string) {
+// mountRun is what the stages reported.
+type mountRun struct {
+	setupErr string            // setupRoot's error, "" when it succeeded
+	results  map[string]string // check name → "" for a pass, else what went wrong
+	stderr   string            // the verbose log
+	took     string            // how long setupRoot took
+}
+
+// runMountScenario runs sc in the two stages. It skips when the kernel refuses user namespaces
+// or lacks the new mount API, unless JAIL_MUST_WORK=1.
+func runMountScenario(t *testing.T, sc mountScenario) mountRun {
 	t.Helper()
 	js, err := json.Marshal(sc)
 	if err != nil {
@@ -66,7 +75,8 @@ func runMountScenario(t *testing.T, sc mountScenario) (setupErr string, results 
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Env = append(os.Environ(), envMountStage+"=1", envMountScenario+"="+string(js))
 	cmd.SysProcAttr = nsAttr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS)
-	cmd.Stderr = os.Stderr
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	var exitErr *exec.ExitError
 	switch {
@@ -74,21 +84,23 @@ func runMountScenario(t *testing.T, sc mountScenario) (setupErr string, results 
 		skipUnlessMustWork(t, "user namespaces unavailable: %v", err)
 		t.Fatalf("start stage 1: %v", err)
 	case err != nil:
-		t.Fatalf("stages failed: %v\n%s", err, out)
+		t.Fatalf("stages failed: %v\n%s%s", err, out, stderr.String())
 	}
-	results = map[string]string{}
+	run := mountRun{results: map[string]string{}, stderr: stderr.String()}
 	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
 		if msg, ok := strings.CutPrefix(line, lineSetupError); ok {
-			setupErr = msg
+			run.setupErr = msg
+		} else if took, ok := strings.CutPrefix(line, lineTook); ok {
+			run.took = took
 		} else if rest, ok := strings.CutPrefix(line, lineCheck); ok {
 			name, res, _ := strings.Cut(rest, "\t")
-			results[name] = res
+			run.results[name] = res
 		}
 	}
-	if strings.Contains(setupErr, "function not implemented") {
-		skipUnlessMustWork(t, "kernel lacks the new mount API: %s", setupErr)
+	if strings.Contains(run.setupErr, unix.ENOSYS.Error()) {
+		skipUnlessMustWork(t, "kernel lacks the new mount API: %s", run.setupErr)
 	}
-	return setupErr, results
+	return run
 }
 
 // skipUnlessMustWork skips for a missing kernel feature, except in CI (JAIL_MUST_WORK=1), where
@@ -150,10 +162,14 @@ func mountStage2() int {
 		fmt.Fprintln(os.Stderr, "stage 2:", err)
 		return 1
 	}
-	if err := setupRoot(&sc.Spec); err != nil {
+	start := time.Now()
+	err := setupRoot(&sc.Spec)
+	took := time.Since(start)
+	if err != nil {
 		fmt.Printf("%s%s\n", lineSetupError, err)
 		return 0
 	}
+	fmt.Printf("%s%v\n", lineTook, took)
 	for _, name := range sc.Checks {
 		res := "unknown check"
 		if check, ok := mountChecks[name]; ok {
@@ -200,7 +216,8 @@ func TestSetupRoot(t *testing.T) {
 		Fixture:  f,
 		Submount: f + "/ro/sub",
 		Spec: profiles.Spec{
-			Env: []string{"HOME=" + homeDir},
+			Verbose: true,
+			Env:     []string{"HOME=" + homeDir},
 			Mounts: []profiles.Mount{
 				m(profiles.MountSymlink, "usr/bin", "/bin"),
 				m(profiles.MountDev, "", "/dev"),
@@ -215,6 +232,9 @@ func TestSetupRoot(t *testing.T) {
 				m(profiles.MountProtect, rw+"/.git/hooks", rw+"/.git/hooks"),
 				{Kind: profiles.MountProtect, Source: rw + "/.envrc", Target: rw + "/.envrc", Create: true},
 				{Kind: profiles.MountProtect, Source: rw + "/.vscode", Target: rw + "/.vscode", Create: true, IsDir: true},
+				// A missing directory above a protected path: created and pinned by a self-bind.
+				{Kind: profiles.MountBind, Source: rw + "/.jj", Target: rw + "/.jj", Create: true, IsDir: true},
+				{Kind: profiles.MountProtect, Source: rw + "/.jj/repo", Target: rw + "/.jj/repo", Create: true, IsDir: true},
 				{Kind: profiles.MountHideDir, Target: rw + "/secret", IsDir: true},
 				m(profiles.MountHideFile, "", rw+"/token"),
 			},
@@ -224,13 +244,14 @@ func TestSetupRoot(t *testing.T) {
 		sc.Checks = append(sc.Checks, name)
 	}
 	slices.Sort(sc.Checks)
-	setupErr, results := runMountScenario(t, sc)
-	if setupErr != "" {
-		t.Fatalf("setupRoot: %s", setupErr)
+	run := runMountScenario(t, sc)
+	if run.setupErr != "" {
+		t.Fatalf("setupRoot: %s", run.setupErr)
 	}
+	t.Logf("setupRoot with %d ops took %s", len(sc.Spec.Mounts), run.took)
 	for _, name := range sc.Checks {
 		t.Run(name, func(t *testing.T) {
-			res, ok := results[name]
+			res, ok := run.results[name]
 			switch {
 			case !ok:
 				t.Fatal("no result: the sandbox died before this check")
@@ -239,6 +260,15 @@ func TestSetupRoot(t *testing.T) {
 			}
 		})
 	}
+	t.Run("verbose logs one line per op", func(t *testing.T) {
+		var want []string
+		for _, m := range sc.Spec.Mounts {
+			want = append(want, fmt.Sprintf("jail: %s %s", m.Kind, object(m)))
+		}
+		if got := strings.Split(strings.TrimSpace(run.stderr), "\n"); !slices.Equal(got, want) {
+			t.Errorf("stderr:\n%s\nwant:\n%s", run.stderr, strings.Join(want, "\n"))
+		}
+	})
 	// What the sandbox did to the host through its grants.
 	t.Run("host sees the write through the bind", func(t *testing.T) {
 		if err := wantContent(rw+"/written", "from inside"); err != nil {
@@ -246,7 +276,7 @@ func TestSetupRoot(t *testing.T) {
 		}
 	})
 	t.Run("host has the protected placeholders", func(t *testing.T) {
-		for p, dir := range map[string]bool{rw + "/.envrc": false, rw + "/.vscode": true} {
+		for p, dir := range map[string]bool{rw + "/.envrc": false, rw + "/.vscode": true, rw + "/.jj/repo": true} {
 			if st, err := os.Lstat(p); err != nil || st.IsDir() != dir || (!dir && !st.Mode().IsRegular()) {
 				t.Errorf("%s: %v, %v; want an empty placeholder (dir: %v)", p, st, err, dir)
 			}
@@ -301,7 +331,7 @@ func TestSetupRootRefusesSymlinks(t *testing.T) {
 			sc := mountScenario{Fixture: f, Spec: profiles.Spec{Mounts: []profiles.Mount{
 				{Kind: profiles.MountBind, Source: f + "/rw", Target: f + "/rw"}, op,
 			}}}
-			setupErr, _ := runMountScenario(t, sc)
+			setupErr := runMountScenario(t, sc).setupErr
 			want := fmt.Sprintf("%s %s", op.Kind, object(op))
 			if !strings.Contains(setupErr, want) || !strings.Contains(setupErr, unix.ELOOP.Error()) {
 				t.Errorf("setupRoot error %q; want it to name %q and ELOOP", setupErr, want)

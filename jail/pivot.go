@@ -37,7 +37,7 @@ func openRoots() (*roots, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &roots{host: -1, new: -1}
+	r := &roots{host: -1, new: -1, rootfs: -1}
 	if r.host, err = unix.Open(oldRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
 		return nil, newError("open", oldRoot, err)
 	}
@@ -45,34 +45,55 @@ func openRoots() (*roots, error) {
 		r.close()
 		return nil, newError("open", newRoot, err)
 	}
+	r.rootfs = r.new
 	return r, nil
 }
 
-// close closes the descriptors of both roots. The host's must not outlive setup: it would be a
-// way out of the sandbox.
+// reopenNew opens the new root again by path, so the descriptor is on whatever mount an op
+// stacked on it. The new root's tmpfs keeps its own descriptor for the final read-only remount.
+func (r *roots) reopenNew() error {
+	fd, err := unix.Open(newRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return pathError("reopen", newRoot[1:], err)
+	}
+	if r.new != r.rootfs {
+		closeFd(r.new)
+	}
+	r.new = fd
+	return nil
+}
+
+// close closes the roots' descriptors. The host's must not outlive setup: it would be a way out
+// of the sandbox.
 func (r *roots) close() {
-	for _, fd := range []int{r.host, r.new} {
+	fds := []int{r.host, r.rootfs}
+	if r.new != r.rootfs {
+		fds = append(fds, r.new)
+	}
+	for _, fd := range fds {
 		if fd >= 0 {
 			closeFd(fd)
 		}
 	}
-	r.host, r.new = -1, -1
+	r.host, r.new, r.rootfs = -1, -1, -1
 }
 
-// enter makes the new root the root: pivot_root into it (by path, so a mount an op stacked on
-// / is the one entered), detach the scratch tmpfs with the host's whole tree beneath it, and
-// remount the new root read-only, keeping its other flags.
+// enter makes the new root the root: the new root's tmpfs is made read-only (only it: a
+// writable bind an op stacked on / stays writable; other flags are kept), then pivot_root into
+// the new root (by path, so a mount stacked on it is the one entered), and the scratch tmpfs is
+// detached with the host's whole tree beneath it.
 func (r *roots) enter() error {
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	err := unix.MountSetattr(r.rootfs, "", unix.AT_EMPTY_PATH, &attr)
 	r.close()
+	if err != nil {
+		return newError("enter root", "", fmt.Errorf("remount the new root read-only: %w", err))
+	}
 	return runSteps("enter root", []step{
 		{"chdir " + newRoot, func() error { return unix.Chdir(newRoot) }},
 		{"pivot_root to " + newRoot, func() error { return unix.PivotRoot(".", ".") }},
 		{"detach the host's root", func() error { return unix.Unmount(".", unix.MNT_DETACH) }},
 		{"chdir /", func() error { return unix.Chdir("/") }},
-		{"remount / read-only", func() error {
-			attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-			return unix.MountSetattr(unix.AT_FDCWD, "/", 0, &attr)
-		}},
 	})
 }
 

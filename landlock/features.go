@@ -33,3 +33,9 @@ func missing(c Config, abi int) []string {
 	}
 	return out
 }
+
+// Missing names the features c needs that the running kernel's Landlock lacks (what
+// best-effort mode would leave out), e.g. for `jail doctor`.
+func Missing(c Config) []string {
+	return missing(c, ABI())
+}

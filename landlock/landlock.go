@@ -29,6 +29,10 @@ type Config struct {
 	Mode  string   // ModeRequired, ModeBestEffort or ModeOff
 	Read  []string // read and execute beneath each path
 	Write []string // every filesystem right the ABI offers beneath each path
+	// List are directories whose entries may be listed, and nothing more: how a path hidden
+	// beneath a grant is carved out of it when there is no mount namespace to mask it (its
+	// parents get List, its siblings the grant).
+	List []string
 	// TCPConnect and TCPBind are the only TCP ports allowed when RestrictTCP is set; with
 	// RestrictTCP and both empty, every TCP connect and bind is denied.
 	TCPConnect, TCPBind []uint16
@@ -158,6 +162,9 @@ func rules(c Config, abi int) ([]golandlock.Rule, error) {
 		return nil
 	}
 	if err := add(c.Read, readRights); err != nil {
+		return nil, err
+	}
+	if err := add(c.List, ll.AccessFSReadDir); err != nil {
 		return nil, err
 	}
 	if err := add(c.Write, allFSRights(abi)); err != nil {
