@@ -1,0 +1,213 @@
+package jail
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/seccomp"
+)
+
+// runFallback runs spec's command without namespaces, for when the kernel refuses them and the
+// plan allows it (Spec.Fallback "landlock"): Landlock stands in for the mount view, seccomp for
+// the network and IPC namespaces, and the command gets no capabilities, no_new_privs and a new
+// session. It first names on stderr every protection that cannot hold this way and refuses to
+// start (ExitSetup) unless the plan allows a weaker sandbox. It never falls back silently.
+func runFallback(spec *profiles.Spec, stdio Stdio) (int, error) {
+	w := io.Writer(os.Stderr)
+	if stdio.Err != nil {
+		w = stdio.Err
+	}
+	plan, err := planFallback(spec, landlock.ABI())
+	if err != nil {
+		return ExitSetup, newError("plan the landlock fallback", "", err)
+	}
+	printFallback(w, plan, spec.AllowWeaker)
+	if len(plan.Lost) > 0 && !spec.AllowWeaker {
+		return ExitSetup, &Error{
+			Op:     "landlock fallback",
+			Detail: fmt.Sprintf("refused: %d protections listed above cannot hold without user namespaces", len(plan.Lost)),
+			Hint:   "pass --allow-weaker, or allow_weaker = true in [sandbox], to run without them",
+			Exit:   ExitSetup,
+		}
+	}
+	env := spec.Env
+	if plan.PrivateTmp != "" {
+		dir, err := os.MkdirTemp("", "jail-tmp-")
+		if err != nil {
+			return ExitSetup, newError("create private TMPDIR", "", err)
+		}
+		defer os.RemoveAll(dir)
+		plan.Landlock.Write = append(plan.Landlock.Write, dir)
+		env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+dir)
+	}
+	policy := SeccompPolicy(spec)
+	policy.Deny = append(slices.Clone(policy.Deny), plan.DenySyscalls...)
+	policy.Allow = slices.DeleteFunc(slices.Clone(policy.Allow), func(s string) bool { return slices.Contains(plan.DenySyscalls, s) })
+	policy.BlockMPTCP = plan.Landlock.RestrictTCP
+	filter, err := seccomp.Compile(policy)
+	if err != nil {
+		return ExitSetup, newError("compile seccomp filter", "", err)
+	}
+	path, err := lookPath(spec.Argv[0], spec.Cwd, env)
+	if err != nil {
+		return ExitSetup, execError(spec.Argv[0], err)
+	}
+	// The command shares its Landlock domain with the thread that starts it: keep it out of
+	// jail's memory (/proc/PID/task/TID/mem, ptrace) by making jail non-dumpable. Limits are
+	// per process, so jail holds them too; it only waits from here on.
+	for _, step := range []initStep{{"make jail non-dumpable", setNonDumpable}, {"set resource limits", setRlimits}} {
+		logf(spec, "fallback: %s", step.name)
+		if err := step.run(spec); err != nil {
+			return ExitSetup, newError(step.name, "", err)
+		}
+	}
+	stdio, err = openNullStdio(stdio)
+	if err != nil {
+		return ExitSetup, newError("open", os.DevNull, err)
+	}
+	tty, stdio, err := openPTY(stdio)
+	if err != nil {
+		return ExitSetup, err
+	}
+	sb := &sandbox{spec: spec, tty: tty, report: make(chan []byte, 1), signals: make(chan os.Signal, 16)}
+	sb.report <- nil // no init, no report: wait takes the command's own status
+	sb.cmd = &exec.Cmd{
+		Path: path, Args: spec.Argv, Env: env, Dir: spec.Cwd,
+		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Setctty: tty != nil, Ctty: 0, Pdeathsig: syscall.SIGKILL},
+	}
+	signal.Notify(sb.signals, forwardedSignals...)
+
+	type result struct {
+		status int
+		err    error
+	}
+	done := make(chan result)
+	go func() {
+		// Restricted for good: never unlocked, so the thread ends with this goroutine. It waits
+		// for the command too, since Pdeathsig fires when the thread that forked it exits.
+		runtime.LockOSThread()
+		if err := restrictAndStartFallback(spec, plan, filter.BPF(), sb.cmd, w); err != nil {
+			done <- result{ExitSetup, err}
+			return
+		}
+		if d := spec.Limits.TimeoutSeconds; d > 0 {
+			sb.timer = time.AfterFunc(time.Duration(d*float64(time.Second)), sb.expire)
+		}
+		if tty != nil {
+			tty.slave.Close() // the command holds it now
+			tty.start()
+		}
+		go sb.forwardSignals()
+		status, err := sb.wait()
+		// What the command left behind in its process group goes with it, as a pid namespace
+		// would take every process.
+		unix.Kill(-sb.cmd.Process.Pid, unix.SIGKILL)
+		done <- result{status, err}
+	}()
+	r := <-done
+	if r.err != nil && sb.cmd.Process == nil { // never started: undo what wait would have
+		signal.Stop(sb.signals)
+		if tty != nil {
+			tty.slave.Close()
+		}
+		tty.restore()
+	}
+	return r.status, r.err
+}
+
+// restrictAndStartFallback runs on the locked thread: each restriction, then the command.
+func restrictAndStartFallback(spec *profiles.Spec, plan *fallbackPlan, bpf []byte, cmd *exec.Cmd, w io.Writer) error {
+	if holdsCapabilities() {
+		logf(spec, "fallback: drop capabilities")
+		if err := dropCapabilities(spec); err != nil {
+			return newError("drop capabilities", "", err)
+		}
+	}
+	if err := setNoNewPrivs(spec); err != nil {
+		return newError("set no_new_privs", "", err)
+	}
+	logf(spec, "fallback: apply landlock")
+	rep, err := landlock.Restrict(plan.Landlock)
+	if err != nil {
+		return newError("apply landlock", "", err)
+	}
+	if len(rep.Missing) > 0 {
+		fmt.Fprintf(w, "jail: fallback: Landlock ABI %d lacks %s\n", rep.ABI, strings.Join(rep.Missing, ", "))
+	}
+	logf(spec, "fallback: install seccomp filter; exec %s", cmd.Path)
+	if err := seccomp.Install(bpf); err != nil {
+		return newError("install seccomp filter", "", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return execError(spec.Argv[0], err)
+	}
+	return nil
+}
+
+// holdsCapabilities reports whether this thread has any capability, in any set but the bounding
+// one. Without a user namespace an ordinary user (or a root stripped of capabilities) holds none
+// and may not shrink its bounding set, which no_new_privs makes moot: execve then grants no
+// capability the thread did not already have, not even to uid 0.
+func holdsCapabilities() bool {
+	b, err := os.ReadFile("/proc/thread-self/status")
+	if err != nil {
+		return true
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		for _, set := range []string{"CapInh:", "CapPrm:", "CapEff:", "CapAmb:"} {
+			if v, ok := strings.CutPrefix(line, set); ok && strings.Trim(strings.TrimSpace(v), "0") != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// openNullStdio gives /dev/null to the streams stdio leaves nil, opened now: after Landlock the
+// fallback may not grant /dev/null.
+func openNullStdio(stdio Stdio) (Stdio, error) {
+	for _, f := range []**os.File{&stdio.In, &stdio.Out, &stdio.Err} {
+		if *f != nil {
+			continue
+		}
+		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			return stdio, err
+		}
+		*f = null
+	}
+	return stdio, nil
+}
+
+// printFallback says, one line each, that jail runs without namespaces, what cannot hold and
+// what is carried another way.
+func printFallback(w io.Writer, plan *fallbackPlan, allowWeaker bool) {
+	cause, _ := userNSRefusal()
+	if cause == "" {
+		cause = "the kernel refused them"
+	}
+	fmt.Fprintf(w, "jail: user namespaces are unavailable (%s): falling back to Landlock + seccomp + no_new_privs, without namespaces\n", cause)
+	lost := "jail: fallback cannot keep: "
+	if allowWeaker {
+		lost = "jail: fallback cannot keep (allowed by allow-weaker): "
+	}
+	for _, l := range plan.Lost {
+		fmt.Fprintln(w, lost+l)
+	}
+	for _, c := range plan.Carried {
+		fmt.Fprintln(w, "jail: fallback carries: "+c)
+	}
+}

@@ -1,0 +1,83 @@
+package jail
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+)
+
+// userNSRefusal names what keeps this process from using an unprivileged user namespace and the
+// exact fix, or two empty strings when none of the known restrictions is in force. It is the one
+// place that knows the causes: the launcher's error hint and `jail doctor` both ask it.
+func userNSRefusal() (cause, fix string) {
+	return userNSRefusalFrom(readSysctl, underSeccomp(), os.Geteuid(), appArmorLabel())
+}
+
+// userNSRefusalFrom is userNSRefusal with the host's state given (for tests): the sysctl reader,
+// whether a seccomp filter is already in force, the effective uid and this process's AppArmor
+// label ("" without AppArmor).
+func userNSRefusalFrom(readSysctl func(string) string, seccomped bool, euid int, label string) (cause, fix string) {
+	unprivileged := euid != 0 // root needs none of the unprivileged paths
+	switch {
+	case readSysctl(sysctlMaxUserNS) == "0":
+		return "user namespaces are disabled by user.max_user_namespaces=0",
+			"sudo sysctl -w user.max_user_namespaces=65536"
+	case unprivileged && readSysctl(sysctlUnprivClone) == "0":
+		return "unprivileged user namespaces are disabled by kernel.unprivileged_userns_clone=0",
+			"sudo sysctl -w kernel.unprivileged_userns_clone=1"
+	case unprivileged && readSysctl(sysctlAppArmorRestrict) == "1" && appArmorUnconfined(label):
+		exe, _ := os.Executable()
+		if exe == "" {
+			exe = "/usr/local/bin/jail"
+		}
+		return "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1)",
+			"allow jail: printf 'abi <abi/4.0>,\\ninclude <tunables/global>\\nprofile jail " + exe +
+				" flags=(unconfined) {\\n  userns,\\n}\\n' | sudo tee /etc/apparmor.d/jail && sudo apparmor_parser -r /etc/apparmor.d/jail"
+	case seccomped:
+		return "jail runs under a seccomp filter, likely a container's, that refuses user namespaces",
+			"run the container with --security-opt seccomp=unconfined (or a profile allowing clone/unshare with CLONE_NEWUSER)"
+	}
+	return "", ""
+}
+
+// appArmorUnconfined reports whether an AppArmor label leaves the process to the unprivileged
+// user-namespace restriction: only a profile with a `userns` rule (jail's own) lifts it.
+func appArmorUnconfined(label string) bool {
+	return label == "" || label == "unconfined" || strings.HasPrefix(label, "unprivileged_userns")
+}
+
+// appArmorLabel is this process's AppArmor label ("unconfined", "jail (unconfined)", …), or ""
+// when AppArmor is not active.
+func appArmorLabel() string {
+	for _, p := range []string{"/proc/self/attr/apparmor/current", "/proc/self/attr/current"} {
+		if b, err := os.ReadFile(p); err == nil {
+			return strings.TrimSpace(strings.TrimRight(string(b), "\x00"))
+		}
+	}
+	return ""
+}
+
+// probeUserNS creates a user namespace the way the launcher does (a child cloned with
+// CLONE_NEWUSER and this user's id mapped) and reports the kernel's refusal, if any. The child
+// is this binary asked for its version; only whether the clone succeeds matters.
+func probeUserNS() error {
+	uid, gid := os.Getuid(), os.Getgid()
+	cmd := exec.Command("/proc/self/exe", "--version")
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+	}
+	err := cmd.Start()
+	if err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			return errno
+		}
+		return err
+	}
+	cmd.Wait()
+	return nil
+}
