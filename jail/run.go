@@ -56,15 +56,11 @@ func Run(spec *profiles.Spec, stdio Stdio) (status int, err error) {
 	if len(spec.Argv) == 0 {
 		return ExitSetup, &Error{Op: "run", Detail: "no command given", Exit: ExitSetup}
 	}
-	bpf, err := compileSeccomp(spec)
-	if err != nil {
-		return ExitSetup, newError("compile seccomp filter", "", err)
-	}
 	// Pdeathsig fires when the thread that started init exits: keep this one until init is gone.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	sb, err := startSandbox(spec, bpf, stdio)
+	sb, err := startSandbox(spec, stdio)
 	if err != nil {
 		if userNSRefused(err) && spec.Fallback == "landlock" {
 			logf(spec, "host: user namespaces refused (%s); falling back to Landlock", err)
@@ -72,6 +68,15 @@ func Run(spec *profiles.Spec, stdio Stdio) (status int, err error) {
 		}
 		return ExitSetup, err
 	}
+	// Compiling the filter takes a millisecond or two: do it while init's runtime starts up.
+	bpf, err := compileSeccomp(spec)
+	if err != nil {
+		sb.cmd.Process.Kill()
+		sb.plan.Close()
+		sb.wait()
+		return ExitSetup, newError("compile seccomp filter", "", err)
+	}
+	sb.sendPlan(bpf)
 	status, err = sb.wait()
 	if userNSRefused(err) && spec.Fallback == "landlock" {
 		logf(spec, "host: sandbox setup refused (%s); falling back to Landlock", err)
@@ -84,6 +89,7 @@ func Run(spec *profiles.Spec, stdio Stdio) (status int, err error) {
 type sandbox struct {
 	spec     *profiles.Spec
 	cmd      *exec.Cmd
+	plan     *os.File    // write end of configFd's pipe, closed once the plan is sent
 	report   chan []byte // what init wrote to reportFd, complete once init has exited
 	tty      *ptyRelay   // nil unless the command got a pseudo-terminal
 	signals  chan os.Signal
@@ -91,27 +97,28 @@ type sandbox struct {
 	timedOut atomic.Bool
 }
 
-// startSandbox starts init in new namespaces, sends it the plan and starts forwarding signals
-// and enforcing the timeout.
-func startSandbox(spec *profiles.Spec, bpf []byte, stdio Stdio) (*sandbox, error) {
+// startSandbox starts init in new namespaces, where it waits for its plan (sendPlan), and starts
+// forwarding signals and enforcing the timeout.
+func startSandbox(spec *profiles.Spec, stdio Stdio) (*sandbox, error) {
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return nil, newError("pipe", "", err)
 	}
 	defer cfgR.Close()
-	defer cfgW.Close()
 	repR, repW, err := os.Pipe()
 	if err != nil {
+		cfgW.Close()
 		return nil, newError("pipe", "", err)
 	}
 	defer repW.Close()
 
 	tty, stdio, err := openPTY(stdio)
 	if err != nil {
+		cfgW.Close()
 		repR.Close()
 		return nil, err
 	}
-	sb := &sandbox{spec: spec, tty: tty, report: make(chan []byte, 1), signals: make(chan os.Signal, 16)}
+	sb := &sandbox{spec: spec, plan: cfgW, tty: tty, report: make(chan []byte, 1), signals: make(chan os.Signal, 16)}
 	sb.cmd = &exec.Cmd{
 		Path:        "/proc/self/exe",
 		Args:        []string{initArg0},
@@ -131,6 +138,7 @@ func startSandbox(spec *profiles.Spec, bpf []byte, stdio Stdio) (*sandbox, error
 	}
 	if err != nil {
 		signal.Stop(sb.signals)
+		cfgW.Close()
 		repR.Close()
 		tty.close()
 		return nil, startError(err)
@@ -140,10 +148,6 @@ func startSandbox(spec *profiles.Spec, bpf []byte, stdio Stdio) (*sandbox, error
 		repR.Close()
 		sb.report <- b
 	}()
-	if err := json.NewEncoder(cfgW).Encode(initConfig{Spec: spec, BPF: bpf, PTY: tty != nil}); err != nil {
-		// init died before reading its plan: its report or exit status says why.
-		logf(spec, "host: send plan: %s", err)
-	}
 	if d := spec.Limits.TimeoutSeconds; d > 0 {
 		sb.timer = time.AfterFunc(time.Duration(d*float64(time.Second)), sb.expire)
 	}
@@ -152,6 +156,16 @@ func startSandbox(spec *profiles.Spec, bpf []byte, stdio Stdio) (*sandbox, error
 	}
 	go sb.forwardSignals()
 	return sb, nil
+}
+
+// sendPlan sends init the Spec and the compiled seccomp program.
+func (sb *sandbox) sendPlan(bpf []byte) {
+	cfg := initConfig{Spec: sb.spec, BPF: bpf, PTY: sb.tty != nil}
+	if err := json.NewEncoder(sb.plan).Encode(cfg); err != nil {
+		// init died before reading its plan: its report or exit status says why.
+		logf(sb.spec, "host: send plan: %s", err)
+	}
+	sb.plan.Close()
 }
 
 // initAttr is how init is created: every namespace the Spec asks for, the caller's identity
