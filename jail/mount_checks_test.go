@@ -179,6 +179,21 @@ var mountChecks = map[string]func(fixture string) error{
 	},
 }
 
+// slashChecks run inside after TestSetupRootOnSlash's setup: the fixture's ro/ bound on /, a
+// tmpfs on its sub/ and /dev/null on its file.
+var slashChecks = map[string]func(fixture string) error{
+	"/ is the read-only bind": func(string) error {
+		return wantErrno(os.Mkdir("/new", 0o755), unix.EROFS, "mkdir /new")
+	},
+	"ops after it land on it": func(string) error {
+		ents, err := os.ReadDir("/sub")
+		if err == nil && len(ents) != 0 {
+			err = fmt.Errorf("/sub lists %d entries, want an empty tmpfs", len(ents))
+		}
+		return errors.Join(err, writeFile("/sub/x"), wantContent("/file", ""))
+	},
+}
+
 // writeFile opens p for writing, creating it, and writes to it.
 func writeFile(p string) error {
 	return os.WriteFile(p, []byte("x"), 0o644)

@@ -172,7 +172,11 @@ func mountStage2() int {
 	fmt.Printf("%s%v\n", lineTook, took)
 	for _, name := range sc.Checks {
 		res := "unknown check"
-		if check, ok := mountChecks[name]; ok {
+		check, ok := mountChecks[name]
+		if !ok {
+			check, ok = slashChecks[name]
+		}
+		if ok {
 			res = ""
 			if err := check(sc.Fixture); err != nil {
 				res = err.Error()
@@ -249,17 +253,7 @@ func TestSetupRoot(t *testing.T) {
 		t.Fatalf("setupRoot: %s", run.setupErr)
 	}
 	t.Logf("setupRoot with %d ops took %s", len(sc.Spec.Mounts), run.took)
-	for _, name := range sc.Checks {
-		t.Run(name, func(t *testing.T) {
-			res, ok := run.results[name]
-			switch {
-			case !ok:
-				t.Fatal("no result: the sandbox died before this check")
-			case res != "":
-				t.Fatal(res)
-			}
-		})
-	}
+	reportChecks(t, sc, run)
 	t.Run("verbose logs one line per op", func(t *testing.T) {
 		var want []string
 		for _, m := range sc.Spec.Mounts {
@@ -341,4 +335,39 @@ func TestSetupRootRefusesSymlinks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reportChecks turns each check's result into a subtest.
+func reportChecks(t *testing.T, sc mountScenario, run mountRun) {
+	for _, name := range sc.Checks {
+		t.Run(name, func(t *testing.T) {
+			res, ok := run.results[name]
+			switch {
+			case !ok:
+				t.Fatal("no result: the sandbox died before this check")
+			case res != "":
+				t.Fatal(res)
+			}
+		})
+	}
+}
+
+// TestSetupRootOnSlash binds a directory on / itself and checks that later ops land on that
+// mount, not on the tmpfs it covers.
+func TestSetupRootOnSlash(t *testing.T) {
+	f := newFixture(t)
+	sc := mountScenario{Fixture: f, Spec: profiles.Spec{Mounts: []profiles.Mount{
+		{Kind: profiles.MountROBind, Source: f + "/ro", Target: "/"},
+		{Kind: profiles.MountTmpfs, Target: "/sub"},
+		{Kind: profiles.MountHideFile, Target: "/file"},
+	}}}
+	for name := range slashChecks {
+		sc.Checks = append(sc.Checks, name)
+	}
+	slices.Sort(sc.Checks)
+	run := runMountScenario(t, sc)
+	if run.setupErr != "" {
+		t.Fatalf("setupRoot: %s", run.setupErr)
+	}
+	reportChecks(t, sc, run)
 }
