@@ -1,0 +1,50 @@
+package profiles
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary documents to Parse. Whatever parses must survive Expand and
+// Resolve without a panic, and Format must reach a fixed point: its output parses back and
+// formats to the same text. Seeds: testdata/fuzz/FuzzParse, the fixtures, the built-ins.
+func FuzzParse(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/profiles/*.toml")
+	for _, name := range builtinNames() {
+		seeds = append(seeds, name+".toml")
+	}
+	for _, file := range seeds {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	host := Host{Home: "/root", Cwd: "/tmp", TmpDir: "/tmp", Environ: []string{"PATH=/usr/bin", "LC_ALL=C"}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse("fuzz.toml", data)
+		if err != nil {
+			var located *Error
+			if !errors.As(err, &located) {
+				t.Fatalf("error %v (%T) is not a *profiles.Error", err, err)
+			}
+			return
+		}
+		text, err := Format(p)
+		if err != nil {
+			t.Fatalf("Format: %v", err)
+		}
+		again, err := Parse("fuzz.toml", text)
+		if err != nil {
+			t.Fatalf("Format output does not parse: %v\n%s", err, text)
+		}
+		if text2, err := Format(again); err != nil || !bytes.Equal(text, text2) {
+			t.Fatalf("Format is not a fixed point (%v):\n%s\n---\n%s", err, text, text2)
+		}
+		p.Extends = nil // Load's job; Resolve must not read other files
+		_, _ = Resolve(p, host, []string{"true"})
+	})
+}
