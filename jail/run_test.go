@@ -11,9 +11,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/profiles"
 )
@@ -344,4 +347,123 @@ func findProcess(cmdline string) int {
 		}
 	}
 	return 0
+}
+
+// TestInteractiveTerminal drives `bash -i` through a terminal, as a person would: the command
+// gets a terminal of its own (size included, and resized on SIGWINCH), Ctrl-C interrupts only
+// the foreground job, and bash's exit status comes back.
+func TestInteractiveTerminal(t *testing.T) {
+	term, _, err := openPTY(Stdio{}) // not a terminal: no relay
+	if term != nil || err != nil {
+		t.Fatalf("openPTY without a terminal: %v, %v", term, err)
+	}
+	outer := newTestTerminal(t)
+	setSize(t, outer.slave, 33, 97)
+	spec := testSpec("bash", "--norc", "--noprofile", "-i")
+	spec.Env = append(spec.Env, "PS1=$ ", "TERM=dumb")
+	done := make(chan int, 1)
+	go func() {
+		status, err := Run(spec, Stdio{In: outer.slave, Out: outer.slave, Err: outer.slave})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- status
+	}()
+	screen := outer.screen()
+	say := func(keys, want string) {
+		t.Helper()
+		outer.master.WriteString(keys)
+		if !screen.waitFor(want) {
+			t.Fatalf("after %q, no %q on the screen: %q", keys, want, screen.String())
+		}
+	}
+	say("[ -t 0 ] && [ -t 1 ] && echo term-$((6*7))\r", "term-42")
+	say("stty size\r", "33 97")
+	say("sleep 100\r", "sleep 100")
+	say("\x03", "$ ")
+	say("echo status-$?\r", "status-130")
+	setSize(t, outer.slave, 40, 120)
+	syscall.Kill(os.Getpid(), syscall.SIGWINCH)
+	say("stty size\r", "40 120")
+	say("exit 7\r", "exit")
+	if status := <-done; status != 7 {
+		t.Errorf("status %d, want 7 (bash's exit)", status)
+	}
+}
+
+// newTestTerminal is a pseudo-terminal standing for the caller's terminal.
+func newTestTerminal(t *testing.T) *ptyRelay {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { master.Close(); slave.Close() })
+	return &ptyRelay{master: master, slave: slave}
+}
+
+// setSize sets a terminal's window size.
+func setSize(t *testing.T, f *os.File, rows, cols uint16) {
+	t.Helper()
+	if err := unix.IoctlSetWinsize(int(f.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// screen collects what a terminal shows.
+type screen struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// screen starts collecting what the terminal's master reads.
+func (p *ptyRelay) screen() *screen {
+	s := &screen{}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := p.master.Read(b)
+			s.mu.Lock()
+			s.buf.Write(b[:n])
+			s.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// waitFor waits until want appears after what was consumed before, then consumes up to it.
+func (s *screen) waitFor(want string) bool {
+	for range 3000 {
+		s.mu.Lock()
+		i := strings.Index(s.buf.String(), want)
+		if i >= 0 {
+			s.buf.Next(i + len(want))
+		}
+		s.mu.Unlock()
+		if i >= 0 {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
 }
