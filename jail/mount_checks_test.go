@@ -85,9 +85,9 @@ var mountChecks = map[string]func(fixture string) error{
 	},
 	"hide-dir shows an empty directory": func(f string) error {
 		p := rwDir(f) + "/secret"
-		ents, err := os.ReadDir(p)
-		if err == nil && len(ents) != 0 {
-			err = fmt.Errorf("%s lists %d entries, want none", p, len(ents))
+		names, err := dirNames(p)
+		if err == nil && len(names) != 0 {
+			err = fmt.Errorf("%s lists %v, want nothing", p, names)
 		}
 		return errors.Join(err, wantErrno(writeFile(p+"/key"), unix.EROFS, "create "+p+"/key"))
 	},
@@ -97,29 +97,23 @@ var mountChecks = map[string]func(fixture string) error{
 		return errors.Join(writeFile(p), wantContent(p, ""))
 	},
 	"proc shows only the sandbox's pids": func(string) error {
-		ents, err := os.ReadDir("/proc")
+		names, err := dirNames("/proc")
 		if err != nil {
 			return err
 		}
-		var pids []string
-		for _, e := range ents {
-			if _, err := strconv.Atoi(e.Name()); err == nil {
-				pids = append(pids, e.Name())
-			}
-		}
+		pids := slices.DeleteFunc(names, func(n string) bool {
+			_, err := strconv.Atoi(n)
+			return err != nil
+		})
 		if !slices.Equal(pids, []string{"1"}) || os.Getpid() != 1 {
 			return fmt.Errorf("/proc lists pids %v and this is pid %d; want only pid 1", pids, os.Getpid())
 		}
 		return wantErrno(writeFile("/proc/sys/kernel/hostname"), unix.EROFS, "write /proc/sys/kernel/hostname")
 	},
 	"dev has only the listed nodes": func(string) error {
-		ents, err := os.ReadDir("/dev")
+		names, err := dirNames("/dev")
 		if err != nil {
 			return err
-		}
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
 		}
 		want := []string{"fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty", "urandom", "zero"}
 		if !slices.Equal(names, want) {
@@ -156,13 +150,9 @@ var mountChecks = map[string]func(fixture string) error{
 		return errors.Join(err, serr)
 	},
 	"root is read-only and holds only the plan": func(f string) error {
-		ents, err := os.ReadDir("/")
+		names, err := dirNames("/")
 		if err != nil {
 			return err
-		}
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
 		}
 		// The writable bind sits at the fixture's host path, under its first component.
 		want := []string{"bin", "dev", "home", "proc", "ro", "tmp", "work", strings.Split(f, "/")[1]}
@@ -186,12 +176,22 @@ var slashChecks = map[string]func(fixture string) error{
 		return wantErrno(os.Mkdir("/new", 0o755), unix.EROFS, "mkdir /new")
 	},
 	"ops after it land on it": func(string) error {
-		ents, err := os.ReadDir("/sub")
-		if err == nil && len(ents) != 0 {
-			err = fmt.Errorf("/sub lists %d entries, want an empty tmpfs", len(ents))
+		names, err := dirNames("/sub")
+		if err == nil && len(names) != 0 {
+			err = fmt.Errorf("/sub lists %v, want an empty tmpfs", names)
 		}
 		return errors.Join(err, writeFile("/sub/x"), wantContent("/file", ""))
 	},
+}
+
+// dirNames lists the names in directory p, sorted.
+func dirNames(p string) ([]string, error) {
+	ents, err := os.ReadDir(p)
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names, err
 }
 
 // writeFile opens p for writing, creating it, and writes to it.

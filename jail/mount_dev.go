@@ -22,16 +22,11 @@ var devLinks = [][2]string{
 // devpts instance at pts (ptmx linked to its own), a tmpfs at shm and devLinks. The tmpfs
 // itself is nodev: the nodes work because each is its own bind of the host's /dev.
 func (r *roots) dev(m profiles.Mount) error {
-	dev, err := newFS("tmpfs", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode=0755")
+	dev, err := r.mountNew(m.Target, makeDir, "tmpfs", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode=0755")
 	if err != nil {
 		return err
 	}
 	defer closeFd(dev)
-	if err := r.attachAt(dev, m.Target, makeDir); err != nil {
-		return err
-	}
-	// Everything below is created in the tmpfs just mounted, which nothing else can reach yet:
-	// plain *at calls relative to it cannot meet a planted symlink.
 	for _, name := range devNodes {
 		if err := r.bindDevNode(dev, name); err != nil {
 			return pathError("bind", "dev/"+name, err)

@@ -15,7 +15,7 @@ func (r *roots) tmpfs(m profiles.Mount) error {
 	if m.Target == r.home {
 		mode = "mode=0700"
 	}
-	return r.mountNew(m.Target, makeDir, "tmpfs", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, mode)
+	return closed(r.mountNew(m.Target, makeDir, "tmpfs", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, mode))
 }
 
 // hideDir mounts an empty read-only tmpfs over Target: the directory lists as empty. Its mode is
@@ -23,28 +23,36 @@ func (r *roots) tmpfs(m profiles.Mount) error {
 // "permission denied" where an empty one is simply skipped, and empty and read-only it holds
 // nothing either way.
 func (r *roots) hideDir(m profiles.Mount) error {
-	return r.mountNew(m.Target, placeholder(m.Create, true), "tmpfs",
-		unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode=0555")
+	return closed(r.mountNew(m.Target, placeholder(m.Create, true), "tmpfs",
+		unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode=0555"))
 }
 
-// mountNew mounts a fresh fstype filesystem on the sandbox path target.
-func (r *roots) mountNew(target string, c create, fstype string, attrs int, opts ...string) error {
+// mountNew mounts a fresh fstype filesystem on the sandbox path target, created as c says, and
+// returns a descriptor of the new mount's root (the caller closes it), to populate it with
+// plain *at calls: nothing else can reach it yet.
+func (r *roots) mountNew(target string, c create, fstype string, attrs int, opts ...string) (int, error) {
 	mnt, err := newFS(fstype, attrs, opts...)
 	if err != nil {
-		return err
+		return -1, err
 	}
-	defer closeFd(mnt)
-	return r.attachAt(mnt, target, c)
+	dst, err := openTarget(r.new, target, c)
+	if err == nil {
+		err = attach(mnt, dst)
+		closeFd(dst)
+	}
+	if err != nil {
+		closeFd(mnt)
+		return -1, err
+	}
+	return mnt, nil
 }
 
-// attachAt attaches the detached mount mnt on the sandbox path target.
-func (r *roots) attachAt(mnt int, target string, c create) error {
-	dst, err := openTarget(r.new, target, c)
-	if err != nil {
-		return err
+// closed closes the descriptor a successful call returned, for ops that only need its effect.
+func closed(fd int, err error) error {
+	if err == nil {
+		closeFd(fd)
 	}
-	defer closeFd(dst)
-	return attach(mnt, dst)
+	return err
 }
 
 // newFS makes a detached mount of a new fstype filesystem (fsopen, fsconfig, fsmount) with the

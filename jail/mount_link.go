@@ -33,10 +33,5 @@ func (r *roots) symlink(m profiles.Mount) error {
 
 // dir creates Target as an empty directory (with its missing parents), or keeps the one there.
 func (r *roots) dir(m profiles.Mount) error {
-	fd, err := openTarget(r.new, m.Target, makeDir)
-	if err != nil {
-		return err
-	}
-	closeFd(fd)
-	return nil
+	return closed(openTarget(r.new, m.Target, makeDir))
 }

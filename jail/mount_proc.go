@@ -16,14 +16,11 @@ var procReadOnly = []string{"sys", "sysrq-trigger", "irq", "bus"}
 // proc mounts a fresh procfs of the sandbox's pid namespace on Target (nosuid, nodev, noexec),
 // with procReadOnly rebound read-only.
 func (r *roots) proc(m profiles.Mount) error {
-	mnt, err := newFS("proc", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	mnt, err := r.mountNew(m.Target, makeDir, "proc", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
 	if err != nil {
 		return err
 	}
 	defer closeFd(mnt)
-	if err := r.attachAt(mnt, m.Target, makeDir); err != nil {
-		return err
-	}
 	for _, name := range procReadOnly {
 		fd, err := openIn(mnt, name, unix.O_PATH)
 		if errors.Is(err, unix.ENOENT) {

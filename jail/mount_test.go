@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -244,16 +245,8 @@ func TestSetupRoot(t *testing.T) {
 			},
 		},
 	}
-	for name := range mountChecks {
-		sc.Checks = append(sc.Checks, name)
-	}
-	slices.Sort(sc.Checks)
-	run := runMountScenario(t, sc)
-	if run.setupErr != "" {
-		t.Fatalf("setupRoot: %s", run.setupErr)
-	}
+	run := runChecks(t, sc, mountChecks)
 	t.Logf("setupRoot with %d ops took %s", len(sc.Spec.Mounts), run.took)
-	reportChecks(t, sc, run)
 	t.Run("verbose logs one line per op", func(t *testing.T) {
 		var want []string
 		for _, m := range sc.Spec.Mounts {
@@ -337,8 +330,14 @@ func TestSetupRootRefusesSymlinks(t *testing.T) {
 	}
 }
 
-// reportChecks turns each check's result into a subtest.
-func reportChecks(t *testing.T, sc mountScenario, run mountRun) {
+// runChecks runs sc with every check of checks and turns each result into a subtest.
+func runChecks(t *testing.T, sc mountScenario, checks map[string]func(string) error) mountRun {
+	t.Helper()
+	sc.Checks = slices.Sorted(maps.Keys(checks))
+	run := runMountScenario(t, sc)
+	if run.setupErr != "" {
+		t.Fatalf("setupRoot: %s", run.setupErr)
+	}
 	for _, name := range sc.Checks {
 		t.Run(name, func(t *testing.T) {
 			res, ok := run.results[name]
@@ -350,6 +349,7 @@ func reportChecks(t *testing.T, sc mountScenario, run mountRun) {
 			}
 		})
 	}
+	return run
 }
 
 // TestSetupRootOnSlash binds a directory on / itself and checks that later ops land on that
@@ -361,13 +361,5 @@ func TestSetupRootOnSlash(t *testing.T) {
 		{Kind: profiles.MountTmpfs, Target: "/sub"},
 		{Kind: profiles.MountHideFile, Target: "/file"},
 	}}}
-	for name := range slashChecks {
-		sc.Checks = append(sc.Checks, name)
-	}
-	slices.Sort(sc.Checks)
-	run := runMountScenario(t, sc)
-	if run.setupErr != "" {
-		t.Fatalf("setupRoot: %s", run.setupErr)
-	}
-	reportChecks(t, sc, run)
+	runChecks(t, sc, slashChecks)
 }
