@@ -467,3 +467,17 @@ func (s *screen) waitFor(want string) bool {
 	}
 	return false
 }
+
+// TestRusageReachesCaller checks the command's peak memory shows in jail's own children's
+// rusage (what `time jail -- CMD` reports): init waits for everything before it exits.
+func TestRusageReachesCaller(t *testing.T) {
+	// sh keeps the 64 MB command substitution in memory.
+	mustRun(t, "sh", "-c", `x=$(head -c 67108864 /dev/zero | tr '\0' a); echo ${#x}`)
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err != nil {
+		t.Fatal(err)
+	}
+	if ru.Maxrss < 64*1024 {
+		t.Errorf("children's peak RSS %d KB, want at least the command's 65536 KB", ru.Maxrss)
+	}
+}
