@@ -109,6 +109,24 @@ func TestValidation(t *testing.T) {
 	}
 }
 
+func TestParseWrongTypes(t *testing.T) {
+	tests := []struct{ text, key, want string }{
+		{"[limits]\ncpu = -1\n", "limits.cpu", "want a non-negative integer"},
+		{"[network]\ntcp_connect = [70000]\n", "network.tcp_connect", "want a list of port numbers"},
+		{"[[filesystem]]\nread = []\n", "filesystem", "want a table"},
+		{"[filesystem.read]\n", "filesystem.read", "want a list of strings"},
+		{"[syscalls]\nlog = \"yes\"\n", "syscalls.log", "want a boolean"},
+	}
+	for _, tt := range tests {
+		_, err := Parse("test.toml", []byte(tt.text))
+		line := 1 + strings.Count(strings.TrimSuffix(tt.text, "\n"), "\n")
+		if strings.HasPrefix(tt.text, "[[") || strings.HasPrefix(tt.text, "[filesystem.") {
+			line = 1
+		}
+		wantError(t, err, "test.toml", line, tt.key, "wrong type: "+tt.want)
+	}
+}
+
 func TestWarnings(t *testing.T) {
 	host := testHost(t)
 	spec := mustResolve(t, host, "[network]\ntcp_connect = [443]\n[filesystem]\nprotect = [\"/usr/x\"]\n")

@@ -83,6 +83,7 @@ func TestWorktreeVariables(t *testing.T) {
 		{Kind: MountProtect, Source: repo + "/.git/config", Target: repo + "/.git/config"},
 		{Kind: MountProtect, Source: repo + "/.git/worktrees/wt/config.worktree", Target: repo + "/.git/worktrees/wt/config.worktree", Create: true},
 		{Kind: MountBind, Source: repo + "/.git/worktrees", Target: repo + "/.git/worktrees", IsDir: true},
+		{Kind: MountProtect, Source: host.Cwd + "/.git", Target: host.Cwd + "/.git"},
 	} {
 		if !slices.Contains(spec.Mounts, want) {
 			t.Errorf("no mount %+v in %+v", want, spec.Mounts)

@@ -45,12 +45,17 @@ func (h Host) getenv(name string) string {
 // unset here (a path using it is dropped when optional, an error otherwise).
 func (h Host) variables() map[string]string {
 	gitDir, commonDir := worktreeGitDirs(h.Cwd)
+	gitFile := ""
+	if gitDir != "" {
+		gitFile = filepath.Join(h.Cwd, ".git")
+	}
 	return map[string]string{
 		"HOME":           h.Home,
 		"CWD":            h.Cwd,
 		"TMPDIR":         h.TmpDir,
 		"GIT_DIR":        gitDir,
 		"GIT_COMMON_DIR": commonDir,
+		"GIT_FILE":       gitFile, // the worktree's .git file, which names GIT_DIR
 	}
 }
 

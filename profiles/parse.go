@@ -40,7 +40,7 @@ func decodeError(file string, err error) error {
 		line, _ := de.Position()
 		key := []string(de.Key())
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		if want := schemaType(key); want != "" && strings.HasPrefix(msg, "cannot decode") {
+		if want := schemaType(key); want != "" && strings.Contains(msg, "cannot") {
 			msg = "wrong type: want " + want
 		}
 		return &Error{File: file, Line: line, Key: strings.Join(key, "."), Err: errors.New(msg)}

@@ -25,7 +25,9 @@ type Profile struct {
 	origins origins
 }
 
-// Filesystem lists path grants. Paths take ~, $HOME, $CWD, $TMPDIR, $GIT_DIR, $GIT_COMMON_DIR; a
+// Filesystem lists path grants. Paths take ~, $HOME, $CWD, $TMPDIR, and for a git worktree
+// (whose $CWD/.git is a "gitdir:" file) $GIT_FILE (that file), $GIT_DIR (where it points) and
+// $GIT_COMMON_DIR (the repository's shared git directory; unset outside a worktree); a
 // trailing ? marks an optional path (dropped when missing, or when a variable in it is unset,
 // instead of an error). For protect, a trailing / (before any ?) marks a directory: a missing
 // protected path gets a placeholder of that kind.
