@@ -1,13 +1,16 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +28,7 @@ type testProxy struct {
 	addr  string // 127.0.0.1:PORT served by Forward
 	log   *syncBuffer
 	hosts map[string][]netip.Addr
+	stop  func() // closes the Forward listener and the server, waits for both; idempotent
 }
 
 type syncBuffer struct {
@@ -97,12 +101,16 @@ func startProxy(t testing.TB, pol Policy, hosts map[string]string, tweak func(*O
 			t.Errorf("Forward: %v", err)
 		}
 	}()
-	t.Cleanup(func() {
-		_ = tl.Close()
-		_ = srv.Close()
-		wg.Wait()
-		_ = os.RemoveAll(dir)
-	})
+	var once sync.Once
+	tp.stop = func() {
+		once.Do(func() {
+			_ = tl.Close()
+			_ = srv.Close()
+			wg.Wait()
+			_ = os.RemoveAll(dir)
+		})
+	}
+	t.Cleanup(tp.stop)
 	return tp
 }
 
@@ -152,3 +160,83 @@ func cleanEnv() []string {
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// dialTunnel opens a CONNECT tunnel to hostport through the Forward port; the returned reader
+// holds anything read past the 200 answer.
+func dialTunnel(t testing.TB, tp *testProxy, hostport string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", tp.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hostport, hostport)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("CONNECT %s: %v", hostport, err)
+	}
+	if resp.StatusCode != 200 {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("CONNECT %s: %s %s", hostport, resp.Status, body)
+	}
+	return c, br
+}
+
+// client is an HTTP client that sends everything through the proxy, without keep-alive.
+func (tp *testProxy) client() *http.Client {
+	u, _ := url.Parse("http://" + tp.addr)
+	return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u), DisableKeepAlives: true}}
+}
+
+// get fetches url through the proxy and returns status and body.
+func (tp *testProxy) get(t testing.TB, u string) (int, string) {
+	t.Helper()
+	resp, err := tp.client().Get(u)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// tcpServer runs handle for every connection on a loopback listener; closed at cleanup.
+func tcpServer(t testing.TB, handle func(net.Conn)) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				handle(c)
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return portOf(t, l.Addr())
+}
