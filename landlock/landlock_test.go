@@ -119,8 +119,14 @@ func TestRestrictFilesystem(t *testing.T) {
 		}
 		rofile := filepath.Join(base, "single")
 		mkfile(t, rofile)
+		listed := filepath.Join(base, "listed")
+		if err := os.Mkdir(listed, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mkfile(t, filepath.Join(listed, "f"))
 
-		rep := restricted(t, Config{Mode: ModeBestEffort, Read: append(existing(sysRead), ro, rofile), Write: []string{rw, "/dev/null"}})
+		rep := restricted(t, Config{Mode: ModeBestEffort, Read: append(existing(sysRead), ro, rofile),
+			Write: []string{rw, "/dev/null"}, List: []string{listed}})
 		if rep.ABI < 1 {
 			t.Fatalf("report ABI %d", rep.ABI)
 		}
@@ -143,7 +149,13 @@ func TestRestrictFilesystem(t *testing.T) {
 		if err := os.Truncate(filepath.Join(rw, "f"), 0); err != nil {
 			t.Errorf("truncate inside write grant: %v", err)
 		}
-		_, err := os.ReadFile(filepath.Join(out, "f"))
+		if _, err := os.ReadDir(listed); err != nil {
+			t.Errorf("list a List directory: %v", err)
+		}
+		_, err := os.ReadFile(filepath.Join(listed, "f"))
+		wantEACCES(t, "read a file in a List directory", err)
+		wantEACCES(t, "create in a List directory", os.WriteFile(filepath.Join(listed, "new"), nil, 0o644))
+		_, err = os.ReadFile(filepath.Join(out, "f"))
 		wantEACCES(t, "read outside the grants", err)
 		wantEACCES(t, "write outside the grants", os.WriteFile(filepath.Join(out, "f"), nil, 0o644))
 		wantEACCES(t, "move out of the write grant", os.Rename(filepath.Join(rw, "f"), filepath.Join(out, "g")))
