@@ -363,3 +363,34 @@ func TestSetupRootOnSlash(t *testing.T) {
 	}}}
 	runChecks(t, sc, slashChecks)
 }
+
+// TestSetupRootErrors checks that a failed op names itself, its paths, the step and the errno
+// in one line.
+func TestSetupRootErrors(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name string
+		op   profiles.Mount
+		want string
+	}{
+		{"missing source", profiles.Mount{Kind: profiles.MountROBind, Source: f + "/nope", Target: "/x"},
+			"ro-bind " + f + "/nope on /x: open source " + f + "/nope: no such file or directory"},
+		{"missing hide target", profiles.Mount{Kind: profiles.MountHideFile, Target: "/nope"},
+			"hide-file /nope: open /nope: no such file or directory"},
+		{"file where a directory is wanted", profiles.Mount{Kind: profiles.MountTmpfs, Target: f + "/ro/file"},
+			"tmpfs " + f + "/ro/file: open " + f + "/ro/file: not a directory"},
+		{"target beneath a read-only bind", profiles.Mount{Kind: profiles.MountDir, Target: f + "/ro/new"},
+			"dir " + f + "/ro/new: create " + f + "/ro/new: read-only file system"},
+		{"relative target", profiles.Mount{Kind: profiles.MountDir, Target: "x/../y"},
+			`dir x/../y: path "x/../y" is not absolute and clean: invalid argument`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := mountScenario{Fixture: f, Spec: profiles.Spec{Mounts: []profiles.Mount{
+				{Kind: profiles.MountROBind, Source: f + "/ro", Target: f + "/ro"}, tc.op,
+			}}}
+			if got := runMountScenario(t, sc).setupErr; got != tc.want {
+				t.Errorf("setupRoot error\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
