@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/jail-sandbox/jail/hooks"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/profiles"
+)
+
+// exitFailure is jail's own failure (bad usage, bad profile, sandbox setup), as env(1), podman
+// and docker use it; 126 and 127 come from the launcher's *jail.Error.
+const exitFailure = 125
+
+const defaultProfile = "agent"
+
+const usage = `Usage: jail [OPTIONS] [--] COMMAND [ARG...]
+       jail profile list | show NAME|FILE | check FILE...
+       jail doctor [--json]
+       jail hook claude-code|codex|gemini [-p PROFILE]
+       jail shell [-c COMMAND [ARG0 ARG...]]   (also as jail-sh / jail-bash through a symlink)
+       jail seccomp export [-p PROFILE] [-o FILE]
+       jail --version | --help
+
+Runs COMMAND in a fresh sandbox built from a profile: its own user, mount, pid, ipc, uts and net
+namespaces, a root holding only what the profile grants, Landlock rules, a seccomp filter, no
+capabilities and no_new_privs.
+
+Options:
+  -p, --profile NAME|FILE   profile to apply (default: agent)
+      --ro PATH             also grant PATH read-only        (repeatable)
+      --rw PATH             also grant PATH read-write       (repeatable)
+      --hide PATH           mask PATH, even under a grant    (repeatable)
+      --tmpfs PATH          empty writable tmpfs at PATH     (repeatable)
+      --net none|host       network mode
+      --env NAME[=VALUE]    pass NAME through, or set it     (repeatable)
+      --cwd DIR             working directory inside (default: the current one)
+      --timeout DURATION    kill the whole sandbox after DURATION (exit 124)
+      --fallback landlock   without user namespaces, run with Landlock + seccomp alone
+      --allow-weaker        let a fallback run start although some protections cannot hold
+  -v, --verbose             log each setup step to stderr
+      --dry-run             print the resolved plan (JSON) and exit 0
+
+Exit status: the command's own; 128+N if it died of signal N; 124 on --timeout;
+125 jail's own error; 126 command not executable; 127 command not found.
+`
+
+// Run is the whole CLI: it parses args (args[0] is the program name), does the work and returns
+// the exit status. main only dispatches the sandbox's init first and exits with this.
+func Run(args []string, stdio jail.Stdio) int {
+	if shell, ok := hooks.ShimShell(args[0]); ok {
+		return runShell(args[0], shell, args[1:], stdio)
+	}
+	if len(args) > 1 {
+		switch args[1] {
+		case "profile":
+			return runProfile(args[2:], stdio)
+		case "doctor":
+			return runDoctor(args[2:], stdio)
+		case "seccomp":
+			return runSeccomp(args[2:], stdio)
+		case "hook":
+			return runHook(args[2:], stdio)
+		case "shell":
+			return runShell("jail shell", "sh", args[2:], stdio)
+		}
+	}
+	return runCommand(args[1:], stdio)
+}
+
+// fail prints jail's one-line error and returns the exit status that goes with it.
+func fail(w io.Writer, err error) int {
+	fmt.Fprintf(w, "jail: %s\n", err)
+	var je *jail.Error
+	if errors.As(err, &je) && je.Exit != 0 {
+		return je.Exit
+	}
+	return exitFailure
+}
+
+// loadHost reads what resolution needs from this process: home, working directory, environment.
+func loadHost() (profiles.Host, error) {
+	host, err := profiles.HostFromOS()
+	if err != nil {
+		return host, fmt.Errorf("read host environment: %w", err)
+	}
+	return host, nil
+}
+
+func version() string {
+	v := "jail (devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " " + s.Value[:12]
+			}
+		}
+	}
+	return v
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestExitStatusIsTheCommands(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		want   int
+	}{
+		{"exit 0", 0},
+		{"exit 7", 7},
+		{"kill -TERM $$", 128 + int(syscall.SIGTERM)},
+		{"kill -KILL $$", 128 + int(syscall.SIGKILL)},
+		{"kill -SEGV $$", 128 + int(syscall.SIGSEGV)},
+	} {
+		if _, errOut, code := runJail(t, "--", "sh", "-c", tc.script); code != tc.want {
+			t.Errorf("%q: exit %d, want %d (%s)", tc.script, code, tc.want, errOut)
+		}
+	}
+}
+
+func TestCommandNotFoundOrNotExecutable(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "notexec.sh"), "#!/bin/sh\necho hi\n")
+	for _, tc := range []struct {
+		cmd  string
+		want int
+	}{
+		{"no-such-command-jail-test", 127},
+		{"./no-such-file", 127},
+		{"./notexec.sh", 126},
+	} {
+		_, errOut, code := runJailIn(t, dir, "", "--", tc.cmd)
+		if code != tc.want || !strings.HasPrefix(errOut, "jail: ") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%s: exit %d want %d, stderr %q (want one line starting jail:)", tc.cmd, code, tc.want, errOut)
+		}
+	}
+}
+
+func TestTimeoutKillsTheSandbox(t *testing.T) {
+	start := time.Now()
+	_, errOut, code := runJail(t, "--timeout", "1s", "--", "sh", "-c", "sleep 60 & sleep 60")
+	if code != 124 || !strings.Contains(errOut, "timeout") {
+		t.Fatalf("exit %d, stderr %q; want 124 and a message", code, errOut)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("took %s", d)
+	}
+}
+
+// TestKilledJailTakesTheSandboxWithIt kills jail with SIGKILL — no chance to clean up — and
+// checks that the sandboxed process is gone too.
+func TestKilledJailTakesTheSandboxWithIt(t *testing.T) {
+	marker := fmt.Sprintf("%d.%d", 1000+os.Getpid()%1000, time.Now().UnixNano()%1000000)
+	cmd := exec.Command(jailBin, "--", "sleep", marker)
+	cmd.Dir = t.TempDir()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := waitForProcess(t, "sleep\x00"+marker)
+	cmd.Process.Kill()
+	cmd.Wait()
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	t.Fatalf("sandboxed process %d survived jail's SIGKILL", pid)
+}
+
+// waitForProcess finds the host pid of the process whose command line starts with cmdline.
+func waitForProcess(t *testing.T, cmdline string) int {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if strings.HasPrefix(string(b), cmdline) {
+				return pid
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("no process %q appeared", cmdline)
+	return 0
+}
+
+func TestSignalsReachTheCommand(t *testing.T) {
+	cmd := exec.Command(jailBin, "--", "sh", "-c", `trap 'echo got-usr1; exit 3' USR1; echo ready; while :; do sleep 0.05; done`)
+	cmd.Dir = t.TempDir()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, _ := out.Read(buf)
+	if !strings.Contains(string(buf[:n]), "ready") {
+		t.Fatalf("no ready line: %q", buf[:n])
+	}
+	cmd.Process.Signal(syscall.SIGUSR1)
+	rest := make([]byte, 64)
+	m, _ := out.Read(rest)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(string(rest[:m]), "got-usr1") {
+		t.Fatalf("SIGUSR1 not forwarded: exit %d, output %q", code, rest[:m])
+	}
+}
+
+// TestRusageReachesTheCaller checks that `time jail -- CMD` tells the truth: the command's peak
+// memory shows in jail's children's rusage.
+func TestRusageReachesTheCaller(t *testing.T) {
+	cmd := exec.Command(jailBin, "--", "python3", "-c", "b = bytearray(64 << 20); b[::4096] = b'x' * len(b[::4096])")
+	cmd.Dir = t.TempDir()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %s", err, out)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if ru.Maxrss < 60<<10 { // KiB
+		t.Fatalf("peak RSS seen by the caller is %d KiB; the command used 64 MiB", ru.Maxrss)
+	}
+}
+
+func TestNoDescriptorAboveTwoInherited(t *testing.T) {
+	f, err := os.Open("/etc/hostname")
+	if err != nil {
+		f, err = os.Open("/etc/passwd")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(jailBin, "--", "sh", "-c", "ls /proc/self/fd")
+	cmd.Dir = t.TempDir()
+	cmd.ExtraFiles = []*os.File{f, f, f} // fds 3, 4, 5 in jail
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %s", err, out)
+	}
+	// ls itself holds one descriptor for the directory it lists.
+	if fds := strings.Fields(string(out)); len(fds) > 4 {
+		t.Fatalf("descriptors inside: %q", fds)
+	}
+}
+
+func TestIdentityEnvironmentHostname(t *testing.T) {
+	o := runOpts{dir: t.TempDir(), env: []string{"JAIL_TEST_SECRET=hunter2", "JAIL_TEST_PASS=ok"}}
+	out, errOut, code := runJailWith(t, o, "--env", "JAIL_TEST_PASS", "--env", "JAIL_TEST_SET=1", "--",
+		"sh", "-c", `echo "$(id -u):$(id -g) $(hostname) home=$HOME"; test -d "$HOME" && echo home-exists; env`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := fmt.Sprintf("%d:%d jail ", os.Getuid(), os.Getgid())
+	if !strings.HasPrefix(out, want) {
+		t.Errorf("identity line %q, want prefix %q", out, want)
+	}
+	for _, must := range []string{"home-exists", "JAIL_TEST_PASS=ok", "JAIL_TEST_SET=1", "PATH="} {
+		if !strings.Contains(out, must) {
+			t.Errorf("missing %q in %q", must, out)
+		}
+	}
+	if strings.Contains(out, "hunter2") {
+		t.Errorf("an unlisted variable leaked in: %q", out)
+	}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/profiles"
+)
+
+// runFlags are the options of `jail [OPTIONS] [--] COMMAND`. Everything that describes the
+// sandbox goes into overlay, a Profile merged last over the named one, so a flag and a profile
+// key are one thing and cannot drift; only how jail itself behaves stays outside it.
+type runFlags struct {
+	profile string
+	overlay profiles.Profile
+	verbose bool
+	dryRun  bool
+	help    bool
+	version bool
+}
+
+func newRunFlagSet(w io.Writer) (*flag.FlagSet, *runFlags) {
+	f := &runFlags{}
+	o := &f.overlay
+	fs := flag.NewFlagSet("jail", flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.Usage = func() { fmt.Fprint(w, usage) }
+	fs.StringVar(&f.profile, "p", defaultProfile, "")
+	fs.StringVar(&f.profile, "profile", defaultProfile, "")
+	fs.Var((*stringList)(&o.Filesystem.Read), "ro", "")
+	fs.Var((*stringList)(&o.Filesystem.Write), "rw", "")
+	fs.Var((*stringList)(&o.Filesystem.Hide), "hide", "")
+	fs.Var((*stringList)(&o.Filesystem.Tmpfs), "tmpfs", "")
+	fs.StringVar(&o.Network.Mode, "net", "", "")
+	fs.Var((*stringList)(&o.Process.Env), "env", "")
+	fs.StringVar(&o.Process.Cwd, "cwd", "", "")
+	fs.StringVar(&o.Limits.Timeout, "timeout", "", "")
+	fs.StringVar(&o.Sandbox.Fallback, "fallback", "", "")
+	fs.BoolFunc("allow-weaker", "", func(string) error {
+		yes := true
+		o.Sandbox.AllowWeaker = &yes
+		return nil
+	})
+	fs.BoolVar(&f.verbose, "v", false, "")
+	fs.BoolVar(&f.verbose, "verbose", false, "")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "")
+	fs.BoolVar(&f.help, "h", false, "")
+	fs.BoolVar(&f.help, "help", false, "")
+	fs.BoolVar(&f.version, "version", false, "")
+	return fs, f
+}
+
+// runCommand resolves the plan for one command and runs it in a sandbox.
+func runCommand(args []string, stdio jail.Stdio) int {
+	fs, f := newRunFlagSet(stdio.Err)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return exitFailure // flag has printed the error and the usage
+	}
+	switch {
+	case f.help:
+		fmt.Fprint(stdio.Out, usage)
+		return 0
+	case f.version:
+		fmt.Fprintln(stdio.Out, version())
+		return 0
+	case fs.NArg() == 0:
+		fmt.Fprintf(stdio.Err, "jail: no command given; usage: jail [OPTIONS] [--] COMMAND [ARG...] (see jail --help)\n")
+		return exitFailure
+	}
+	spec, err := resolve(f.profile, &f.overlay, fs.Args())
+	if err != nil {
+		return fail(stdio.Err, err)
+	}
+	spec.Verbose = f.verbose
+	if f.dryRun {
+		return printJSON(stdio, spec)
+	}
+	status, err := jail.Run(spec, stdio)
+	if err != nil {
+		return fail(stdio.Err, err)
+	}
+	return status
+}
+
+// resolve loads the named profile, lays the command line's overlay (if any) over it and
+// resolves the result against this host into the plan.
+func resolve(ref string, overlay *profiles.Profile, argv []string) (*profiles.Spec, error) {
+	host, err := loadHost()
+	if err != nil {
+		return nil, err
+	}
+	p, err := profiles.Load(ref, host)
+	if err != nil {
+		return nil, err
+	}
+	if overlay != nil {
+		p = profiles.Merge(p, overlay)
+	}
+	return profiles.Resolve(p, host, argv)
+}
+
+func printJSON(stdio jail.Stdio, v any) int {
+	enc := json.NewEncoder(stdio.Out)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fail(stdio.Err, fmt.Errorf("write plan: %w", err))
+	}
+	return 0
+}
