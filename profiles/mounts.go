@@ -20,6 +20,9 @@ type planner struct {
 	host     Host
 	mounts   []Mount
 	warnings []*Error
+	// selfBinds are the directories bound onto themselves between a writable grant and a
+	// protected path: mountpoints, not grants of their own.
+	selfBinds map[string]bool
 }
 
 // plan builds the mount list (see the contract's "Spec.Mounts semantics"): grants, masks,
@@ -158,6 +161,7 @@ func (pl *planner) protect(e entry) error {
 		_, statErr := os.Stat(dir)
 		if pl.at(dir) == nil {
 			pl.mounts = append(pl.mounts, Mount{Kind: MountBind, Source: dir, Target: dir, IsDir: true, Create: statErr != nil})
+			pl.selfBinds[dir] = true
 		}
 	}
 	m := Mount{Kind: MountProtect, Source: target, Target: target, IsDir: e.dir, Create: info == nil}
@@ -234,7 +238,8 @@ func (pl *planner) at(target string) *Mount {
 func (pl *planner) innermostGrant(target string) *Mount {
 	var best *Mount
 	for i, m := range pl.mounts {
-		if isGrant(m.Kind) && within(target, m.Target) && (best == nil || depth(m.Target) > depth(best.Target)) {
+		if isGrant(m.Kind) && !pl.selfBinds[m.Target] && within(target, m.Target) &&
+			(best == nil || depth(m.Target) > depth(best.Target)) {
 			best = &pl.mounts[i]
 		}
 	}

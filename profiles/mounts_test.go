@@ -105,6 +105,21 @@ protect = ["$CWD/.git/hooks/?", "$CWD/.git/config?", "$CWD/.envrc", "$CWD/.vscod
 	}
 }
 
+// TestProtectNested: protecting a directory and a path inside it, in either order.
+func TestProtectNested(t *testing.T) {
+	host := testHost(t)
+	mkdir(t, host.Cwd+"/.git/hooks")
+	for _, order := range []string{`"$CWD/.git/hooks/", "$CWD/.git/"`, `"$CWD/.git/", "$CWD/.git/hooks/"`} {
+		spec := mustResolve(t, host, "[filesystem]\nwrite = [\"$CWD\"]\nprotect = ["+order+"]\n")
+		for _, dir := range []string{"/.git", "/.git/hooks"} {
+			got := find(spec, host.Cwd+dir)
+			if len(got) == 0 || got[len(got)-1].Kind != MountProtect {
+				t.Errorf("%s: %s: %+v", order, dir, got)
+			}
+		}
+	}
+}
+
 func TestProtectSkipsMissingRepository(t *testing.T) {
 	host := testHost(t) // no .git: optional .git entries are dropped so `git init` works
 	spec := mustResolve(t, host, "[filesystem]\nwrite = [\"$CWD\"]\nprotect = [\"$CWD/.git/hooks/?\", \"$CWD/.git/config?\"]\n")

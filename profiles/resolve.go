@@ -33,7 +33,7 @@ func Resolve(p *Profile, host Host, argv []string) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &planner{p: e, host: host}
+	pl := &planner{p: e, host: host, selfBinds: map[string]bool{}}
 	mounts, err := pl.plan()
 	if err != nil {
 		return nil, err
