@@ -31,6 +31,18 @@ type Profile struct {
 // trailing ? marks an optional path (dropped when missing, or when a variable in it is unset,
 // instead of an error). For protect, a trailing / (before any ?) marks a directory: a missing
 // protected path gets a placeholder of that kind.
+//
+// Where grants meet (decided here, applied by Resolve):
+//   - a path both read and written is writable, silently: a profile widens what it extends
+//     (agent is readonly plus write $CWD);
+//   - a tmpfs at the path of a bind: the bind wins, with a warning;
+//   - hide of a path granted read: the mask wins, with a warning; hide of a path granted write
+//     or tmpfs: an error (the two readings differ too much to guess);
+//   - hide of a missing path, or of one beneath no bind, is dropped: nothing to mask;
+//   - protect beneath a read-only grant is dropped (already read-only); outside any writable
+//     grant it is a warning (silent with ?); protect of a write grant's own path is an error;
+//   - a hide or protect path whose final name is a symlink is an error (the mask could be
+//     redirected).
 type Filesystem struct {
 	Read    []string `toml:"read,omitempty"`    // read + execute
 	Write   []string `toml:"write,omitempty"`   // read + write + execute
@@ -48,21 +60,24 @@ type NetworkRules struct {
 
 // Process is the [process] table.
 type Process struct {
-	// Env lists variables passed through (NAME, or a NAME_* / LC_* glob) or set (NAME=VALUE).
+	// Env lists variables passed through (NAME, or a NAME_* / LC_* glob) or set (NAME=VALUE);
+	// nothing else passes. HOME is the home directory inside unless set here.
 	Env      []string `toml:"env,omitempty"`
-	Hostname string   `toml:"hostname,omitempty"`
-	Cwd      string   `toml:"cwd,omitempty"`
+	Hostname string   `toml:"hostname,omitempty"` // default "jail"
+	// Cwd is the working directory inside; default the host's, when a grant makes it visible,
+	// else /.
+	Cwd string `toml:"cwd,omitempty"`
 }
 
-// LimitRules is the [limits] table.
+// LimitRules is the [limits] table. Unset rlimits are inherited, except core (default 0).
 type LimitRules struct {
-	Timeout      string  `toml:"timeout,omitempty"` // Go duration, e.g. "10m"
-	CPU          *uint64 `toml:"cpu,omitempty"`     // seconds
-	AddressSpace *uint64 `toml:"address_space,omitempty"`
-	Processes    *uint64 `toml:"processes,omitempty"`
-	OpenFiles    *uint64 `toml:"open_files,omitempty"`
-	FileSize     *uint64 `toml:"file_size,omitempty"`
-	Core         *uint64 `toml:"core,omitempty"`
+	Timeout      string  `toml:"timeout,omitempty"`       // wall clock, a Go duration ("10m"); default none
+	CPU          *uint64 `toml:"cpu,omitempty"`           // RLIMIT_CPU, seconds
+	AddressSpace *uint64 `toml:"address_space,omitempty"` // RLIMIT_AS, bytes
+	Processes    *uint64 `toml:"processes,omitempty"`     // RLIMIT_NPROC
+	OpenFiles    *uint64 `toml:"open_files,omitempty"`    // RLIMIT_NOFILE
+	FileSize     *uint64 `toml:"file_size,omitempty"`     // RLIMIT_FSIZE, bytes
+	Core         *uint64 `toml:"core,omitempty"`          // RLIMIT_CORE, bytes; default 0
 }
 
 // SyscallRules is the [syscalls] table (the seccomp policy).
@@ -71,7 +86,7 @@ type SyscallRules struct {
 	Deny    []string `toml:"deny,omitempty"`
 	Allow   []string `toml:"allow,omitempty"`
 	Errno   string   `toml:"errno,omitempty"` // default "EPERM"
-	Log     *bool    `toml:"log,omitempty"`
+	Log     *bool    `toml:"log,omitempty"`   // SECCOMP_RET_LOG for denied calls; default false
 }
 
 // LandlockRules is the [landlock] table.
@@ -81,6 +96,6 @@ type LandlockRules struct {
 
 // SandboxRules is the [sandbox] table.
 type SandboxRules struct {
-	Fallback    string `toml:"fallback,omitempty"` // "" or "landlock"
-	AllowWeaker *bool  `toml:"allow_weaker,omitempty"`
+	Fallback    string `toml:"fallback,omitempty"`     // "" or "landlock"
+	AllowWeaker *bool  `toml:"allow_weaker,omitempty"` // default false: a weaker fallback fails closed
 }
