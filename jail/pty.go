@@ -28,11 +28,19 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-// openPTY allocates a pseudo-terminal when stdin and stdout or stderr are terminals, and returns
-// the stdio init must get: the slave in place of every terminal. Otherwise it returns stdio as
-// given and a nil relay.
+// inBackground reports whether the terminal f is this process's controlling terminal and this
+// process is not in its foreground process group. Then (`jail -- CMD &`) switching the terminal
+// to raw mode or reading it would stop jail with SIGTTOU or SIGTTIN.
+func inBackground(f *os.File) bool {
+	pgrp, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+	return err == nil && pgrp != unix.Getpgrp() // ENOTTY: not our controlling terminal
+}
+
+// openPTY allocates a pseudo-terminal when stdin and stdout or stderr are terminals and jail
+// runs in the foreground, and returns the stdio init must get: the slave in place of every
+// terminal. Otherwise it returns stdio as given and a nil relay.
 func openPTY(stdio Stdio) (*ptyRelay, Stdio, error) {
-	if !isTerminal(stdio.In) {
+	if !isTerminal(stdio.In) || inBackground(stdio.In) {
 		return nil, stdio, nil
 	}
 	out := stdio.Out
