@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jail-sandbox/jail/landlock"
+)
+
+// Landlock under the namespaced sandbox: it mirrors the grants, holds on its own where the mount
+// view grants too much, and covers TCP ports on the host's network.
+
+// requireLandlock skips (or fails, under JAIL_MUST_WORK) when the kernel lacks Landlock ABI abi.
+func requireLandlock(t *testing.T, abi int) {
+	t.Helper()
+	requireFeature(t, landlock.ABI() >= abi, fmt.Sprintf("Landlock ABI %d", abi))
+}
+
+// TestLandlockStandsAlone gives the mount view more than Landlock: the profile's [landlock]
+// read/write lists replace the mirrored grants (a test-only use), so the working directory is a
+// writable bind for the mounts but outside every Landlock rule (not even /tmp, which holds it
+// when TMPDIR is /tmp). The kernel must still refuse.
+func TestLandlockStandsAlone(t *testing.T) {
+	requireLandlock(t, 1)
+	proj, _ := project(t)
+	profile := filepath.Join(t.TempDir(), "overgrant.toml")
+	writeFile(t, profile, `extends = ["agent"]
+[landlock]
+mode = "required"
+read = ["/usr", "/etc", "/proc"]
+write = ["/dev"]
+`)
+	out, errOut, code := runJailIn(t, proj, "", "-p", profile, "--", "sh", "-c", "cat /etc/passwd >/dev/null && echo ok")
+	if strings.Contains(errOut, "landlock.read: unknown key") {
+		t.Fatalf("profiles lacks the [landlock] read/write keys this test needs: %s", errOut)
+	}
+	if code != 0 || out != "ok\n" {
+		t.Fatalf("inside the Landlock grants: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, attack := range []string{"echo pwned > " + proj + "/main.py", "echo pwned > " + proj + "/new", "cat " + proj + "/main.py"} {
+		errOut := refused(t, proj, attack, "-p", profile)
+		if !strings.Contains(errOut, "Permission denied") {
+			t.Errorf("%q: want Landlock's EACCES (the mounts allow it), got %q", attack, errOut)
+		}
+	}
+	if got := readFile(t, filepath.Join(proj, "main.py")); got != "print('hi')\n" {
+		t.Fatalf("main.py changed on the host: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "new")); err == nil {
+		t.Fatal("a file was created on the host")
+	}
+}
+
+// TestLandlockInheritedDescriptorsClosed hands jail a descriptor open for writing on a file
+// outside every grant: Landlock checks at open, so the sandbox must not inherit it at all.
+func TestLandlockInheritedDescriptorsClosed(t *testing.T) {
+	proj, outside := project(t)
+	victim := filepath.Join(outside, "victim")
+	withFd3 := []string{"sh", "-c", `exec 3>>"$0"; exec "$@"`, victim}
+	out, errOut, code := runJailOuter(t, withFd3, proj, "--", "sh", "-c", "ls /proc/self/fd; echo pwned >&3")
+	if code == 0 || code == exitFailure {
+		t.Fatalf("write to an inherited descriptor: exit %d, stderr %q", code, errOut)
+	}
+	if fds := strings.Fields(out); len(fds) != 4 { // 0 1 2 and ls's own directory descriptor
+		t.Errorf("descriptors inside: %q, want only 0 1 2 (and ls's own)", out)
+	}
+	if got := readFile(t, victim); got != "original\n" {
+		t.Fatalf("victim changed through an inherited descriptor: %q", got)
+	}
+}
+
+// TestLandlockTCPPorts shares the host's network with tcp_connect set: Landlock allows the
+// listed port and refuses the others.
+func TestLandlockTCPPorts(t *testing.T) {
+	requireLandlock(t, 4)
+	proj, _ := project(t)
+	var ports []int
+	for range 2 {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	profile := filepath.Join(t.TempDir(), "ports.toml")
+	writeFile(t, profile, fmt.Sprintf("extends = [\"agent\"]\n[network]\nmode = \"host\"\ntcp_connect = [%d]\n", ports[0]))
+	if out, errOut, code := runJailIn(t, proj, "", "-p", profile, "--", "sh", "-c", connectScript(fmt.Sprintf("/dev/tcp/127.0.0.1/%d", ports[0]))); code != 0 {
+		t.Errorf("connect to the granted port: exit %d, %q %q", code, out, errOut)
+	}
+	out, _, code := runJailIn(t, proj, "", "-p", profile, "--", "sh", "-c", connectScript(fmt.Sprintf("/dev/tcp/127.0.0.1/%d", ports[1])))
+	if code == 0 || !refusal(out) {
+		t.Errorf("connect to a port outside tcp_connect: exit %d, %q; want Landlock's refusal", code, out)
+	}
+}
+
+// TestLandlockRequiredMode: on a kernel with every feature jail uses, required mode runs; on an
+// older one it fails with 125 naming what is missing.
+func TestLandlockRequiredMode(t *testing.T) {
+	proj, _ := project(t)
+	profile := filepath.Join(t.TempDir(), "required.toml")
+	writeFile(t, profile, "extends = [\"agent\"]\n[landlock]\nmode = \"required\"\n")
+	_, errOut, code := runJailIn(t, proj, "", "-p", profile, "--", "true")
+	missing := landlock.Missing(landlock.Config{Scope: true})
+	switch {
+	case len(missing) == 0 && code != 0:
+		t.Errorf("required mode on Landlock ABI %d: exit %d, %q", landlock.ABI(), code, errOut)
+	case len(missing) > 0 && (code != exitFailure || !strings.Contains(errOut, missing[0])):
+		t.Errorf("required mode lacking %q: exit %d, %q; want 125 naming it", missing, code, errOut)
+	}
+}
