@@ -2,6 +2,7 @@ package jail
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -21,13 +22,20 @@ func MaybeInit() {
 
 // runInit reads the plan, runs the sandbox and returns init's exit status. A failure is sent to
 // the host over reportFd, which prints it as jail's one-line error.
-func runInit() int {
+func runInit() (status int) {
 	report := os.NewFile(reportFd, "report")
+	defer func() {
+		// A bug in init still ends as jail's one-line error, not as a stack trace the host
+		// would pass off as the command's exit status 2.
+		if r := recover(); r != nil {
+			status = sendReport(report, &Error{Op: "sandbox init", Detail: fmt.Sprint("panic: ", r), Exit: ExitSetup})
+		}
+	}()
 	cfg, err := readConfig(os.NewFile(configFd, "config"))
 	if err != nil {
 		return sendReport(report, newError("read sandbox plan", "", err))
 	}
-	status, err := sandboxInit(cfg)
+	status, err = sandboxInit(cfg)
 	if err != nil {
 		return sendReport(report, newError("setup", "", err))
 	}

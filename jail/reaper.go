@@ -36,7 +36,7 @@ func (r *reaper) wait(command int) int {
 			unix.Kill(command, sig.(syscall.Signal)) // ESRCH: it just exited, exited is next
 		case status := <-exited:
 			signal.Stop(r.signals)
-			unix.Kill(-1, unix.SIGKILL) // from pid 1: every process in the namespace but init
+			killRest(command)
 			<-reaped
 			return status
 		}
@@ -58,4 +58,15 @@ func reapAll(command int, exited chan<- int, reaped chan<- struct{}) {
 			exited <- exitStatus(syscall.WaitStatus(ws))
 		}
 	}
+}
+
+// killRest kills what the command left behind. As pid 1 of the sandbox's pid namespace, kill(-1)
+// reaches every process in it but init; without a pid namespace that would be every process of
+// the user on the host, so then only the command's own process group is killed.
+func killRest(command int) {
+	if os.Getpid() == 1 {
+		unix.Kill(-1, unix.SIGKILL)
+		return
+	}
+	unix.Kill(-command, unix.SIGKILL)
 }

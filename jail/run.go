@@ -231,27 +231,45 @@ func namespaceNames(ns profiles.Namespaces) string {
 	return strings.Join(names, ",")
 }
 
+// opCreateNamespaces is the Op of a failure to start init in its namespaces.
+const opCreateNamespaces = "create sandbox namespaces"
+
 // startError explains a failed start of init: almost always the kernel refusing the namespaces.
 func startError(err error) *Error {
-	e := &Error{Op: "create sandbox namespaces", Exit: ExitSetup}
+	e := &Error{Op: opCreateNamespaces, Exit: ExitSetup}
 	if !errors.As(err, &e.Errno) {
 		e.Detail = err.Error()
 	}
-	switch e.Errno {
-	case syscall.EPERM, syscall.EACCES, syscall.ENOSPC, syscall.EINVAL, syscall.EUSERS:
+	if refusalErrno(e.Errno) {
 		e.Hint = usernsHint()
 	}
 	return e
 }
 
+// refusalErrno reports whether clone(2) failing with errno means user namespaces are refused:
+// EPERM (sysctl, seccomp, AppArmor), ENOSPC/EUSERS (max_user_namespaces), EINVAL (no kernel
+// support), EACCES (an LSM).
+func refusalErrno(errno syscall.Errno) bool {
+	switch errno {
+	case syscall.EPERM, syscall.EACCES, syscall.ENOSPC, syscall.EINVAL, syscall.EUSERS:
+		return true
+	}
+	return false
+}
+
 // userNSRefused reports whether err means the kernel would not give this user a working user
-// namespace, which is when a Landlock fallback may take over.
+// namespace, which is when a Landlock fallback may take over: init could not be started in
+// them, or it was but a known restriction (Ubuntu's AppArmor) stripped its capabilities, so a
+// setup step failed with EPERM before the command ran.
 func userNSRefused(err error) bool {
 	var e *Error
-	if !errors.As(err, &e) || e.Hint == "" {
+	if !errors.As(err, &e) {
 		return false
 	}
-	return e.Op == "create sandbox namespaces" || readSysctl(sysctlAppArmorRestrict) == "1"
+	if e.Op == opCreateNamespaces {
+		return refusalErrno(e.Errno)
+	}
+	return e.Exit == ExitSetup && e.Errno == syscall.EPERM && e.Hint != ""
 }
 
 // forwardSignals passes the forwarded signals to init, which passes them to the command. With a
