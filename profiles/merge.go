@@ -16,8 +16,8 @@ func Merge(base, over *Profile) *Profile {
 		for _, v := range *l.list {
 			if !slices.Contains(*outLists[i].list, v) {
 				*outLists[i].list = append(*outLists[i].list, v)
+				out.setOrigin(l.key, v, over.origin(l.key, v))
 			}
-			out.setOrigin(l.key, v, over.origin(l.key, v))
 		}
 	}
 	outScalars, overScalars := out.stringScalars(), over.stringScalars()
