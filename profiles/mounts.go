@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // systemLinks are the root directories a merged-/usr host has as symlinks into /usr. They are
@@ -156,6 +158,8 @@ func (pl *planner) protect(e entry) error {
 		return nil
 	case g.Target == target:
 		return pl.p.errorAt(e.key, e.raw, "%s is both protected and granted write; remove one", e.path)
+	case info == nil && !creatable(e.path):
+		return nil // what this user cannot create, the sandbox cannot either
 	}
 	for _, dir := range between(g.Target, target) {
 		_, statErr := os.Stat(dir)
@@ -255,6 +259,20 @@ func (pl *planner) warn(e entry, format string, args ...any) {
 func isDir(path string) bool {
 	info, err := os.Stat(path)
 	return err == nil && info.IsDir()
+}
+
+// creatable reports whether this user could create the missing path: whether its deepest
+// existing ancestor is writable. The sandbox runs with the same uid and no capability, so
+// what this user cannot create there, the sandbox cannot either, and it needs no placeholder
+// (which the launcher could not create anyway).
+func creatable(path string) bool {
+	dir := filepath.Dir(path)
+	for ; dir != "/"; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(dir); err == nil {
+			break
+		}
+	}
+	return unix.Access(dir, unix.W_OK) == nil
 }
 
 // isGrant reports whether kind makes a path visible: a bind, a read-only bind or a tmpfs.

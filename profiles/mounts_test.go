@@ -120,6 +120,25 @@ func TestProtectNested(t *testing.T) {
 	}
 }
 
+// TestProtectUnwritable: a missing path the user cannot create needs no placeholder.
+func TestProtectUnwritable(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root can create anything; run as an ordinary user")
+	}
+	host := testHost(t)
+	mkdir(t, host.Cwd+"/ro")
+	if err := os.Chmod(host.Cwd+"/ro", 0o555); err != nil {
+		t.Fatal(err)
+	}
+	spec := mustResolve(t, host, "[filesystem]\nwrite = [\"$CWD\"]\nprotect = [\"$CWD/ro/.envrc\", \"$CWD/.envrc\"]\n")
+	if got := find(spec, host.Cwd+"/ro/.envrc"); len(got) != 0 {
+		t.Errorf("placeholder in an unwritable directory: %+v", got)
+	}
+	if got := find(spec, host.Cwd+"/.envrc"); len(got) != 1 {
+		t.Errorf("no placeholder in a writable directory: %+v", got)
+	}
+}
+
 func TestProtectSkipsMissingRepository(t *testing.T) {
 	host := testHost(t) // no .git: optional .git entries are dropped so `git init` works
 	spec := mustResolve(t, host, "[filesystem]\nwrite = [\"$CWD\"]\nprotect = [\"$CWD/.git/hooks/?\", \"$CWD/.git/config?\"]\n")
