@@ -90,6 +90,9 @@ func (pl *planner) grant(kind MountKind, e entry) error {
 	if pl.at(target) != nil {
 		return nil // writes come first: a path both read and written is writable
 	}
+	if kind == MountBind && target == "/" {
+		pl.warn(e, "the whole host filesystem is writable (is the working directory /?)")
+	}
 	pl.mounts = append(pl.mounts, Mount{Kind: kind, Source: source, Target: target, IsDir: info.IsDir()})
 	return nil
 }

@@ -232,6 +232,13 @@ func TestGrantWins(t *testing.T) {
 	}
 }
 
+func TestWriteRootWarns(t *testing.T) {
+	spec := mustResolve(t, testHost(t), "[filesystem]\nwrite = [\"/\"]\n")
+	if len(spec.Warnings) != 1 || !strings.Contains(spec.Warnings[0], "whole host filesystem is writable") {
+		t.Errorf("warnings %q", spec.Warnings)
+	}
+}
+
 func TestPhysicalKeepsMissingTail(t *testing.T) {
 	dir := t.TempDir()
 	symlink(t, dir, dir+"/self")
