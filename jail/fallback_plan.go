@@ -95,7 +95,7 @@ func planFallback(spec *profiles.Spec, abi int) (*fallbackPlan, error) {
 		if !hides[m] {
 			continue // tmpfs and /dev have their own notes
 		}
-		p.Carried = append(p.Carried, fmt.Sprintf("hide %s: carried by granting its siblings instead; its name, and the names beneath it, stay listable", m))
+		p.Carried = append(p.Carried, fmt.Sprintf("hide %s: carried by granting its siblings instead (names stay listable)", m))
 	}
 	if blocked := createBlocked(ll.List, write); len(blocked) > 0 {
 		p.Carried = append(p.Carried, "files cannot be created or removed directly in "+strings.Join(blocked, ", ")+" (a hidden path's parent in a write grant)")

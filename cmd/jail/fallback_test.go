@@ -312,6 +312,33 @@ func TestFallbackWithoutCapabilities(t *testing.T) {
 	}
 }
 
+// TestFallbackUnderSeccompFilter runs jail inside jail: the outer sandbox's seccomp filter
+// refuses new user namespaces, as a container runtime's default profile does.
+func TestFallbackUnderSeccompFilter(t *testing.T) {
+	proj, outside := project(t)
+	victim := filepath.Join(outside, "victim")
+	script := "echo new > out.txt && echo pwned > " + victim
+	out, errOut, code := runJailIn(t, proj, "", "--ro", jailBin, "--", jailBin, "--fallback", "landlock", "--allow-weaker", "--", "sh", "-c", script)
+	if !strings.Contains(errOut, "seccomp filter") || !strings.Contains(errOut, "falling back to Landlock") {
+		t.Errorf("the inner jail does not name the seccomp filter as the cause: %q", errOut)
+	}
+	if code == 0 || code == exitFailure {
+		t.Fatalf("exit %d, want the write outside refused; stdout %q stderr %q", code, out, errOut)
+	}
+	if got := readFile(t, filepath.Join(proj, "out.txt")); got != "new\n" {
+		t.Errorf("write in the working directory: %q", got)
+	}
+}
+
+func TestFallbackTimeout(t *testing.T) {
+	requireNoUserNSSandbox(t)
+	proj, _ := project(t)
+	_, errOut, code := runJailNoUserNS(t, proj, "--fallback", "landlock", "--allow-weaker", "--timeout", "1s", "--", "sh", "-c", "sleep 30")
+	if code != 124 {
+		t.Errorf("exit %d, want 124; stderr %q", code, errOut)
+	}
+}
+
 func TestDoctorNamesUserNSCause(t *testing.T) {
 	requireNoUserNSSandbox(t)
 	out, _, code := runJailNoUserNS(t, t.TempDir(), "doctor")
