@@ -95,6 +95,7 @@ func TestValidation(t *testing.T) {
 		{"fallback", "[sandbox]\nfallback = \"none\"\n", "sandbox.fallback", "want landlock"},
 		{"env", "[process]\nenv = [\"BAD NAME=1\"]\n", "process.env", "not NAME"},
 		{"env glob", "[process]\nenv = [\"LC_[\"]\n", "process.env", "not NAME"},
+		{"env space", "[process]\nenv = [\"BAD NAME\"]\n", "process.env", "not NAME"},
 		{"hostname", "[process]\nhostname = \"a b\"\n", "process.hostname", "not a hostname"},
 		{"relative path", "[filesystem]\nread = [\"usr\"]\n", "filesystem.read", "not an absolute path"},
 		{"unset variable", "[filesystem]\nwrite = [\"$TMPDIR/x\"]\n", "filesystem.write", "unset variable $TMPDIR"},

@@ -125,12 +125,25 @@ func checkEnv(p *Profile, _ func(*Error)) error {
 		if set && isName(name) {
 			continue
 		}
-		if _, err := path.Match(name, ""); err == nil && !set && name != "" && !strings.ContainsAny(name, "/") {
+		if !set && isNamePattern(name) {
 			continue
 		}
 		return p.errorAt("process.env", v, "%q is not NAME, a glob like LC_*, or NAME=VALUE", v)
 	}
 	return nil
+}
+
+// isNamePattern reports whether s is a variable name or a valid glob over names (LC_*).
+func isNamePattern(s string) bool {
+	if _, err := path.Match(s, ""); err != nil || s == "" {
+		return false
+	}
+	for i := range len(s) {
+		if !isNameByte(s[i], 1) && !strings.ContainsRune("*?[]^!-", rune(s[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 func checkHostname(p *Profile, _ func(*Error)) error {
