@@ -219,24 +219,7 @@ func refusal(msg string) bool {
 func TestFallbackTCPPorts(t *testing.T) {
 	requireNoUserNSSandbox(t)
 	proj, _ := project(t)
-	listen := func() int {
-		l, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-		return l.Addr().(*net.TCPAddr).Port
-	}
-	allowed, denied := listen(), listen()
+	allowed, denied := tcpServer(t), tcpServer(t)
 	profile := filepath.Join(t.TempDir(), "ports.toml")
 	writeFile(t, profile, fmt.Sprintf("extends = [\"agent\"]\n[network]\nmode = \"host\"\ntcp_connect = [%d]\n", allowed))
 	if out, code := fallbackRun(t, proj, connectScript(fmt.Sprintf("/dev/tcp/127.0.0.1/%d", allowed)), "-p", profile); code != 0 {

@@ -78,24 +78,7 @@ func TestLandlockInheritedDescriptorsClosed(t *testing.T) {
 func TestLandlockTCPPorts(t *testing.T) {
 	requireLandlock(t, 4)
 	proj, _ := project(t)
-	var ports []int
-	for range 2 {
-		l, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
+	ports := []int{tcpServer(t), tcpServer(t)}
 	profile := filepath.Join(t.TempDir(), "ports.toml")
 	writeFile(t, profile, fmt.Sprintf("extends = [\"agent\"]\n[network]\nmode = \"host\"\ntcp_connect = [%d]\n", ports[0]))
 	if out, errOut, code := runJailIn(t, proj, "", "-p", profile, "--", "sh", "-c", connectScript(fmt.Sprintf("/dev/tcp/127.0.0.1/%d", ports[0]))); code != 0 {
@@ -105,6 +88,27 @@ func TestLandlockTCPPorts(t *testing.T) {
 	if code == 0 || !refusal(out) {
 		t.Errorf("connect to a port outside tcp_connect: exit %d, %q; want Landlock's refusal", code, out)
 	}
+}
+
+// tcpServer listens on a free 127.0.0.1 port for the test's duration, accepting and closing
+// every connection, and returns the port.
+func tcpServer(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 // TestLandlockRequiredMode: on a kernel with every feature jail uses, required mode runs; on an
