@@ -192,3 +192,42 @@ func TestHarnesses(t *testing.T) {
 		t.Errorf("Harnesses() = %q; want %q", got, want)
 	}
 }
+
+// FuzzRun checks the hook's one promise for any input: it either answers nothing, or answers
+// with exactly the wrapped form of the command it was given — never an unwrapped command, never
+// a crash. Seeds are the recorded samples. Run with: go test -fuzz FuzzRun ./hooks/
+func FuzzRun(f *testing.F) {
+	samples, err := hookstest.Samples(samplesDir)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range samples {
+		f.Add(s.Harness, s.Event)
+	}
+	f.Fuzz(func(t *testing.T, harness string, event []byte) {
+		var out, errw bytes.Buffer
+		code := Run(harness, "agent", "/usr/bin/jail", bytes.NewReader(event), &out, &errw)
+		if out.Len() == 0 {
+			if code != 0 && code != 2 {
+				t.Fatalf("exit %d", code)
+			}
+			return
+		}
+		answer, err := hookstest.ParseAnswer(harness, out.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev struct {
+			ToolInput struct {
+				Command string `json:"command"`
+			} `json:"tool_input"`
+		}
+		if err := json.Unmarshal(event, &ev); err != nil {
+			t.Fatalf("answered %s to an event that does not parse: %v", out.Bytes(), err)
+		}
+		want, err := Command("/usr/bin/jail", "agent", "bash", ev.ToolInput.Command)
+		if err != nil || answer.Command != want {
+			t.Fatalf("answered command %q; want %q (%v)", answer.Command, want, err)
+		}
+	})
+}
