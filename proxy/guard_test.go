@@ -164,7 +164,10 @@ func TestDecisionErrorsFailClosed(t *testing.T) {
 	var dials int
 	tp := startProxy(t, Policy{Allow: []string{"broken.test"}}, nil, func(o *Options) {
 		o.LookupIP = func(context.Context, string) ([]netip.Addr, error) { return nil, errors.New("resolver exploded") }
-		o.Dial = func(context.Context, netip.AddrPort) (net.Conn, error) { dials++; return nil, errors.New("unreachable") }
+		o.Dial = func(context.Context, netip.AddrPort) (net.Conn, error) {
+			dials++
+			return nil, errors.New("unreachable")
+		}
 	})
 	if code, body := tp.get(t, "http://broken.test/"); code != http.StatusBadGateway || !strings.Contains(body, "resolver exploded") {
 		t.Errorf("lookup error: %d %q", code, body)

@@ -1,0 +1,144 @@
+package proxy
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const benchSize = 200 << 20
+
+// rawHTTP is a minimal loopback HTTP/1.1 server for the benchmark: GET /big answers benchSize
+// bytes, anything else a short body; one request per connection.
+func rawHTTP(c net.Conn) {
+	br := bufio.NewReader(c)
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return
+	}
+	if req.URL.Path != "/big" {
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+		return
+	}
+	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", benchSize)
+	chunk := make([]byte, 1<<20)
+	for sent := 0; sent < benchSize; sent += len(chunk) {
+		if _, err := c.Write(chunk); err != nil {
+			return
+		}
+	}
+}
+
+// cpuTime is the process's user + system time: unlike throughput it barely depends on what
+// else the machine runs.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// fetch sends one GET on c (target is the request-target) and drains the answer.
+func fetch(c net.Conn, r *bufio.Reader, target string) (int64, error) {
+	defer c.Close()
+	if r == nil {
+		r = bufio.NewReaderSize(c, 64<<10)
+	}
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: bench.test\r\nConnection: close\r\n\r\n", target); err != nil {
+		return 0, err
+	}
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 256<<10)
+	return io.CopyBuffer(struct{ io.Writer }{io.Discard}, resp.Body, buf)
+}
+
+// BenchmarkProxy downloads benchSize bytes from a loopback server directly, through a CONNECT
+// tunnel and as a plain forwarded request (both via Forward's 127.0.0.1 port and the unix
+// socket, as from inside a sandbox), and times new connections each way. Run it with
+// `go test -run '^$' -bench Proxy -benchtime 3x ./proxy/` or bench/proxy.sh.
+func BenchmarkProxy(b *testing.B) {
+	port := tcpServer(b, rawHTTP)
+	tp := startProxy(b, Policy{Allow: []string{"bench.test:" + port}, AllowPrivate: true}, map[string]string{"bench.test": "127.0.0.1"}, func(o *Options) { o.Quiet = true })
+	direct := func(path string) (int64, error) {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err != nil {
+			return 0, err
+		}
+		return fetch(c, nil, path)
+	}
+	connect := func(path string) (int64, error) {
+		c, r, err := tunnel(tp.addr, "bench.test:"+port)
+		if err != nil {
+			return 0, err
+		}
+		return fetch(c, r.(*bufio.Reader), path)
+	}
+	forward := func(path string) (int64, error) {
+		c, err := net.Dial("tcp", tp.addr)
+		if err != nil {
+			return 0, err
+		}
+		return fetch(c, nil, "http://bench.test:"+port+path)
+	}
+	ways := []struct {
+		name string
+		get  func(string) (int64, error)
+	}{{"direct", direct}, {"connect", connect}, {"forward", forward}}
+
+	elapsed := make([][]time.Duration, len(ways)) // per run, for medians: the machine is shared
+	latency := make([][]time.Duration, len(ways))
+	cpu := make([][]time.Duration, len(ways)) // CPU time (client + proxy + server) per download
+	const conns = 200
+	b.SetBytes(benchSize)
+	for b.Loop() {
+		for i, w := range ways { // interleaved, so machine noise hits every way alike
+			start, cpu0 := time.Now(), cpuTime(b)
+			if n, err := w.get("/big"); err != nil || n != benchSize {
+				b.Fatalf("%s: %d bytes, %v", w.name, n, err)
+			}
+			elapsed[i] = append(elapsed[i], time.Since(start))
+			cpu[i] = append(cpu[i], cpuTime(b)-cpu0)
+			start = time.Now()
+			for range conns {
+				if _, err := w.get("/small"); err != nil {
+					b.Fatalf("%s small: %v", w.name, err)
+				}
+			}
+			latency[i] = append(latency[i], time.Since(start)/conns)
+		}
+	}
+	var report strings.Builder
+	mbps := make([]float64, len(ways))
+	lat := make([]float64, len(ways))
+	for i, w := range ways {
+		mbps[i] = float64(benchSize) / median(elapsed[i]).Seconds() / 1e6
+		lat[i] = float64(median(latency[i]).Nanoseconds()) / 1e3
+		b.ReportMetric(mbps[i], w.name+"-MB/s")
+		b.ReportMetric(lat[i], w.name+"-conn-µs")
+		c := median(cpu[i]).Seconds() * 1e3
+		b.ReportMetric(c, w.name+"-cpu-ms")
+		fmt.Fprintf(&report, "%-8s %6.0f MB/s (%.2fx direct)  %5.0f ms CPU   new connection + small request %5.0f µs (%+.0f µs)\n",
+			w.name, mbps[i], mbps[i]/mbps[0], c, lat[i], lat[i]-lat[0])
+	}
+	b.ReportMetric(mbps[1]/mbps[0], "connect/direct")
+	b.ReportMetric(mbps[2]/mbps[0], "forward/direct")
+	b.Logf("200 MB download on loopback, median of %d interleaved runs:\n%s", b.N, report.String())
+}
