@@ -41,7 +41,11 @@ var mountChecks = map[string]func(fixture string) error{
 		if st.Flags&want != want {
 			flagErr = fmt.Errorf("statfs %s flags %#x, want %#x set", roDir+"/sub", st.Flags, want)
 		}
+		// The flags are locked: a remount that leaves them out (as a classic remount-read-only
+		// would) is refused, so the test is not vacuous.
+		unlock := unix.Mount("", roDir+"/sub", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, "")
 		return errors.Join(flagErr,
+			wantErrno(unlock, unix.EPERM, "remount "+roDir+"/sub without its locked flags"),
 			wantErrno(writeFile(roDir+"/sub/new"), unix.EROFS, "create "+roDir+"/sub/new"),
 			wantContent(roDir+"/sub/inside", "sub"),
 		)
