@@ -44,64 +44,91 @@ var ipcSyscalls = []string{
 // give: tmpfs mounts, the minimal /dev and the empty home directory. Paths masked beneath a grant
 // (hides, tmpfs) are carved out of it: the grant moves to their siblings.
 func planFallback(spec *profiles.Spec, abi int) (*fallbackPlan, error) {
-	p := &fallbackPlan{}
-	ll := &p.Landlock
-	ll.Mode = spec.Landlock.Mode
-	ll.Scope = true
+	p := &fallbackPlan{Landlock: landlock.Config{Mode: spec.Landlock.Mode, Scope: true}}
+	m := p.readMounts(spec)
+	if err := p.carveGrants(spec, m); err != nil {
+		return nil, err
+	}
+	p.Lost = append(p.Lost, namespaceLosses(spec, abi)...)
+	p.standIns(spec)
+	return p, nil
+}
 
-	virtual := map[string]bool{} // targets that exist only in the sandbox's own mounts
-	hides := map[string]bool{}
-	var masks []string
+// fallbackMounts is what the mount list means without a mount namespace.
+type fallbackMounts struct {
+	masks   []string        // targets whose host content the sandbox must not see
+	hides   map[string]bool // the masks that are hides
+	virtual map[string]bool // targets that exist only in the sandbox's own mounts
+}
+
+// readMounts sorts the mount list into masks and sandbox-only targets, recording what cannot
+// hold (protects) and what stands in for a tmpfs.
+func (p *fallbackPlan) readMounts(spec *profiles.Spec) fallbackMounts {
+	fm := fallbackMounts{hides: map[string]bool{}, virtual: map[string]bool{}}
 	for _, m := range spec.Mounts {
 		switch m.Kind {
-		case profiles.MountTmpfs:
-			virtual[m.Target] = true
-			masks = append(masks, m.Target)
-			if isTmp(m.Target) && p.PrivateTmp == "" {
-				p.PrivateTmp = m.Target
-				p.Carried = append(p.Carried, fmt.Sprintf("private %s: TMPDIR points to a fresh private directory instead; %s itself is not accessible", m.Target, m.Target))
-			} else {
-				p.Carried = append(p.Carried, fmt.Sprintf("tmpfs %s: no private tmpfs without a mount namespace; %s is not accessible", m.Target, m.Target))
-			}
-		case profiles.MountDev:
-			virtual[m.Target] = true
-			masks = append(masks, m.Target)
+		case profiles.MountTmpfs, profiles.MountDev:
+			fm.virtual[m.Target] = true
+			fm.masks = append(fm.masks, m.Target)
 		case profiles.MountDir:
-			virtual[m.Target] = true
+			fm.virtual[m.Target] = true
 		case profiles.MountHideDir, profiles.MountHideFile:
-			masks = append(masks, m.Target)
-			hides[m.Target] = true
+			fm.masks = append(fm.masks, m.Target)
+			fm.hides[m.Target] = true
 		case profiles.MountProtect:
 			p.Lost = append(p.Lost, fmt.Sprintf("protect %s: stays writable, since Landlock cannot take rights away beneath the write grant around it", m.Target))
 		}
 	}
+	for _, m := range spec.Mounts {
+		if m.Kind == profiles.MountBind || m.Kind == profiles.MountROBind {
+			delete(fm.virtual, m.Target) // a bind over a tmpfs (say, the working directory at ~) is real
+		}
+	}
+	for _, m := range spec.Mounts {
+		switch {
+		case m.Kind != profiles.MountTmpfs || !fm.virtual[m.Target]:
+		case isTmp(m.Target) && p.PrivateTmp == "":
+			p.PrivateTmp = m.Target
+			p.Carried = append(p.Carried, fmt.Sprintf("private %s: TMPDIR points to a fresh private directory instead; %s itself is not accessible", m.Target, m.Target))
+		default:
+			p.Carried = append(p.Carried, fmt.Sprintf("tmpfs %s: no private tmpfs without a mount namespace; %s is not accessible", m.Target, m.Target))
+		}
+	}
+	return fm
+}
+
+// carveGrants sets the Landlock read and write grants: the Spec's host paths, the minimal
+// /dev's nodes, with every mask beneath a grant carved out of it.
+func (p *fallbackPlan) carveGrants(spec *profiles.Spec, fm fallbackMounts) error {
 	real := func(paths []string) []string {
-		return slices.DeleteFunc(slices.Clone(paths), func(s string) bool { return virtual[s] })
+		return slices.DeleteFunc(slices.Clone(paths), func(s string) bool { return fm.virtual[s] })
 	}
 	read, write := real(spec.Landlock.Read), real(spec.Landlock.Write)
 	if slices.ContainsFunc(spec.Mounts, func(m profiles.Mount) bool { return m.Kind == profiles.MountDev }) {
 		write = append(write, existing(fallbackDevices)...)
 	}
-
+	ll := &p.Landlock
 	var err error
 	var carved []string
-	if ll.Read, carved, err = carve(read, masks, ll); err != nil {
-		return nil, err
+	if ll.Read, carved, err = carve(read, fm.masks, fm.hides, ll); err != nil {
+		return err
 	}
-	if ll.Write, carved, err = carveMore(write, masks, ll, carved); err != nil {
-		return nil, err
+	if ll.Write, carved, err = carveMore(write, fm.masks, fm.hides, ll, carved); err != nil {
+		return err
 	}
 	for _, m := range carved {
-		if !hides[m] {
-			continue // tmpfs and /dev have their own notes
+		if fm.hides[m] { // tmpfs and /dev have their own notes
+			p.Carried = append(p.Carried, fmt.Sprintf("hide %s: carried by granting its siblings instead (names stay listable)", m))
 		}
-		p.Carried = append(p.Carried, fmt.Sprintf("hide %s: carried by granting its siblings instead (names stay listable)", m))
 	}
 	if blocked := createBlocked(ll.List, write); len(blocked) > 0 {
 		p.Carried = append(p.Carried, "files cannot be created or removed directly in "+strings.Join(blocked, ", ")+" (a hidden path's parent in a write grant)")
 	}
+	return nil
+}
 
-	p.lose(namespaceLosses(spec, abi)...)
+// standIns puts seccomp and Landlock rules in place of the ipc and net namespaces.
+func (p *fallbackPlan) standIns(spec *profiles.Spec) {
 	if spec.Namespaces.IPC {
 		p.DenySyscalls = append(p.DenySyscalls, ipcSyscalls...)
 		p.Carried = append(p.Carried, "ipc namespace: seccomp denies System V IPC and POSIX message queues")
@@ -109,7 +136,7 @@ func planFallback(spec *profiles.Spec, abi int) (*fallbackPlan, error) {
 	if spec.Namespaces.UTS && spec.Hostname != "" {
 		p.Carried = append(p.Carried, fmt.Sprintf("uts namespace: the command sees the host's name, not %q (it cannot change it)", spec.Hostname))
 	}
-	net := spec.Network
+	net, ll := spec.Network, &p.Landlock
 	switch {
 	case net.Mode != "host":
 		ll.RestrictTCP = true
@@ -119,11 +146,7 @@ func planFallback(spec *profiles.Spec, abi int) (*fallbackPlan, error) {
 		ll.RestrictTCP = true
 		ll.TCPConnect, ll.TCPBind = net.TCPConnect, net.TCPBind
 	}
-	return p, nil
 }
-
-// lose records protections that cannot hold.
-func (p *fallbackPlan) lose(what ...string) { p.Lost = append(p.Lost, what...) }
 
 // namespaceLosses are what no Landlock rule or seccomp filter can replace on a kernel with
 // Landlock ABI abi.
@@ -161,21 +184,23 @@ func isTmp(target string) bool {
 }
 
 // carve is carveMore with nothing carved yet.
-func carve(grants, masks []string, ll *landlock.Config) ([]string, []string, error) {
-	return carveMore(grants, masks, ll, nil)
+func carve(grants, masks []string, hides map[string]bool, ll *landlock.Config) ([]string, []string, error) {
+	return carveMore(grants, masks, hides, ll, nil)
 }
 
 // carveMore returns grants with every mask beneath one of them carved out: such a grant is
 // replaced by grants on the entries of each directory between it and the mask, except the
 // one leading to the mask, and those directories go to ll.List so they can still be listed.
-// carved collects the masks that were carved (each once).
-func carveMore(grants, masks []string, ll *landlock.Config, carved []string) ([]string, []string, error) {
+// A hide on the granted path itself removes the grant (hides sort after binds at the same
+// target); a tmpfs or /dev there does not (the grant is a bind over it). carved collects the
+// masks that were carved (each once).
+func carveMore(grants, masks []string, hides map[string]bool, ll *landlock.Config, carved []string) ([]string, []string, error) {
 	var out []string
 	var walk func(path string) error
 	walk = func(path string) error {
 		var inner []string
 		for _, m := range masks {
-			if m == path {
+			if m == path && hides[m] {
 				if !slices.Contains(carved, m) {
 					carved = append(carved, m)
 				}

@@ -135,3 +135,21 @@ func TestPlanFallbackOldKernel(t *testing.T) {
 		}
 	}
 }
+
+func TestFallbackWorkingDirectoryAtHome(t *testing.T) {
+	home := tree(t, "src/main.go")
+	spec := &profiles.Spec{
+		Landlock: profiles.Landlock{Mode: "best-effort", Write: []string{home, home}},
+		Mounts: []profiles.Mount{
+			{Kind: profiles.MountTmpfs, Target: home},
+			{Kind: profiles.MountBind, Source: home, Target: home},
+		},
+	}
+	p, err := planFallback(spec, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(p.Landlock.Write, home) {
+		t.Errorf("the working directory bound over the home tmpfs lost its grant: %q", p.Landlock.Write)
+	}
+}
