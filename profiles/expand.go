@@ -11,6 +11,7 @@ import (
 // pathLists are the keys whose values are paths (and so take variables and a trailing ?).
 var pathLists = []string{
 	"filesystem.read", "filesystem.write", "filesystem.hide", "filesystem.protect", "filesystem.tmpfs",
+	"landlock.read", "landlock.write",
 }
 
 // errUnset marks a path using a variable that is known but has no value on this host.

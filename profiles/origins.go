@@ -53,6 +53,8 @@ func (p *Profile) stringLists() []stringList {
 		{"process.env", &p.Process.Env},
 		{"syscalls.deny", &p.Syscalls.Deny},
 		{"syscalls.allow", &p.Syscalls.Allow},
+		{"landlock.read", &p.Landlock.Read},
+		{"landlock.write", &p.Landlock.Write},
 	}
 }
 

@@ -92,6 +92,11 @@ type SyscallRules struct {
 // LandlockRules is the [landlock] table.
 type LandlockRules struct {
 	Mode string `toml:"mode,omitempty"` // "required", "best-effort" (default) or "off"
+	// Read and Write, when set, replace the rules mirrored from [filesystem] (paths as the
+	// sandbox sees them; variables allowed). For tests and debugging: they let the mount view
+	// and Landlock disagree, to show that each layer holds on its own. `profile show` flags them.
+	Read  []string `toml:"read,omitempty"`
+	Write []string `toml:"write,omitempty"`
 }
 
 // SandboxRules is the [sandbox] table.

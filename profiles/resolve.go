@@ -58,7 +58,7 @@ func Resolve(p *Profile, host Host, argv []string) (*Spec, error) {
 		Network: Network{Mode: cmp.Or(e.Network.Mode, defaultNetworkMode),
 			TCPConnect: e.Network.TCPConnect, TCPBind: e.Network.TCPBind},
 		Limits:   limits(e.Limits),
-		Landlock: landlockRules(cmp.Or(e.Landlock.Mode, defaultLandlockMode), mounts),
+		Landlock: landlockRules(e.Landlock, mounts),
 		Syscalls: Syscalls{Default: cmp.Or(e.Syscalls.Default, defaultSyscalls),
 			Deny: e.Syscalls.Deny, Allow: e.Syscalls.Allow,
 			Errno: cmp.Or(e.Syscalls.Errno, defaultErrno), Log: deref(e.Syscalls.Log)},
@@ -142,8 +142,9 @@ func limits(l LimitRules) Limits {
 // landlockRules mirrors the mounts: read-only grants (and /proc, and the empty home
 // directory) may be read and executed; writable binds, tmpfs mounts and /dev get every right.
 // Masks add nothing: Landlock rights only add up down a hierarchy, so the mounts enforce them.
-func landlockRules(mode string, mounts []Mount) Landlock {
-	l := Landlock{Mode: mode}
+// [landlock] read or write, when set, replace the mirrored list.
+func landlockRules(rules LandlockRules, mounts []Mount) Landlock {
+	l := Landlock{Mode: cmp.Or(rules.Mode, defaultLandlockMode)}
 	for _, m := range mounts {
 		switch m.Kind {
 		case MountROBind, MountProc, MountDir:
@@ -152,7 +153,22 @@ func landlockRules(mode string, mounts []Mount) Landlock {
 			l.Write = append(l.Write, m.Target)
 		}
 	}
+	if rules.Read != nil {
+		l.Read = cleanPaths(rules.Read)
+	}
+	if rules.Write != nil {
+		l.Write = cleanPaths(rules.Write)
+	}
 	return l
+}
+
+// cleanPaths cleans absolute paths (checked by checkLandlock) and drops a trailing ?.
+func cleanPaths(paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, filepath.Clean(strings.TrimSuffix(p, "?")))
+	}
+	return out
 }
 
 // deref returns *v, or the zero value when v is nil.

@@ -77,6 +77,19 @@ allow_weaker = true
 	}
 }
 
+func TestLandlockOverride(t *testing.T) {
+	host := testHost(t)
+	spec := mustResolve(t, host, "[filesystem]\nwrite = [\"$CWD\"]\n[landlock]\nread = [\"/usr/\", \"$HOME\"]\nwrite = [\"/dev\"]\n")
+	if !slices.Equal(spec.Landlock.Read, []string{"/usr", host.Home}) || !slices.Equal(spec.Landlock.Write, []string{"/dev"}) {
+		t.Errorf("landlock %+v", spec.Landlock)
+	}
+	if got := find(spec, host.Cwd); len(got) != 1 || got[0].Kind != MountBind {
+		t.Errorf("the mounts must not change: %+v", got)
+	}
+	_, err := resolve(t, host, "[landlock]\nwrite = [\"dev\"]\n")
+	wantError(t, err, "test.toml", 2, "landlock.write", "not an absolute path")
+}
+
 // TestBuiltins resolves each built-in profile on this host.
 func TestBuiltins(t *testing.T) {
 	host := testHost(t)

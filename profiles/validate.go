@@ -58,7 +58,17 @@ func checkNetwork(p *Profile, warn func(*Error)) error {
 }
 
 func checkLandlock(p *Profile, _ func(*Error)) error {
-	return oneOf(p, "landlock.mode", p.Landlock.Mode, "required", "best-effort", "off")
+	if err := oneOf(p, "landlock.mode", p.Landlock.Mode, "required", "best-effort", "off"); err != nil {
+		return err
+	}
+	for _, l := range []stringList{{"landlock.read", &p.Landlock.Read}, {"landlock.write", &p.Landlock.Write}} {
+		for _, raw := range *l.list {
+			if _, err := p.parseEntry(l.key, raw); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func checkSandbox(p *Profile, warn func(*Error)) error {
