@@ -166,7 +166,15 @@ var mountChecks = map[string]func(fixture string) error{
 		if !slices.Equal(names, want) {
 			listErr = fmt.Errorf("/ holds %v, want %v", names, want)
 		}
-		return errors.Join(listErr,
+		// The host's tree is detached: no mount of it is left in this namespace.
+		var hostErr error
+		info, err := os.ReadFile("/proc/self/mountinfo")
+		for line := range strings.Lines(string(info)) {
+			if fields := strings.Fields(line); len(fields) > 4 && (strings.HasPrefix(fields[4], oldRoot) || strings.HasPrefix(fields[4], newRoot)) {
+				hostErr = fmt.Errorf("mountinfo still has %s", line)
+			}
+		}
+		return errors.Join(listErr, err, hostErr,
 			wantErrno(os.Mkdir("/new", 0o755), unix.EROFS, "mkdir /new"),
 			wantErrno(writeFile(f+"/ro/file"), unix.ENOENT, "the host's "+f+"/ro/file"),
 		)
