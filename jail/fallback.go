@@ -52,11 +52,7 @@ func runFallback(spec *profiles.Spec, stdio Stdio) (int, error) {
 		plan.Landlock.Write = append(plan.Landlock.Write, dir)
 		env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+dir)
 	}
-	policy := SeccompPolicy(spec)
-	policy.Deny = append(slices.Clone(policy.Deny), plan.DenySyscalls...)
-	policy.Allow = slices.DeleteFunc(slices.Clone(policy.Allow), func(s string) bool { return slices.Contains(plan.DenySyscalls, s) })
-	policy.BlockMPTCP = plan.Landlock.RestrictTCP
-	filter, err := seccomp.Compile(policy)
+	bpf, err := fallbackFilter(spec, plan)
 	if err != nil {
 		return ExitSetup, newError("compile seccomp filter", "", err)
 	}
@@ -88,27 +84,46 @@ func runFallback(spec *profiles.Spec, stdio Stdio) (int, error) {
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Setctty: tty != nil, Ctty: 0, Pdeathsig: syscall.SIGKILL},
 	}
-	signal.Notify(sb.signals, forwardedSignals...)
+	return sb.runRestricted(plan, bpf, w)
+}
 
+// fallbackFilter compiles the Spec's seccomp policy with the fallback's stand-ins for the
+// namespaces added, and MPTCP blocked wherever Landlock's TCP rules hold.
+func fallbackFilter(spec *profiles.Spec, plan *fallbackPlan) ([]byte, error) {
+	policy := SeccompPolicy(spec)
+	policy.Deny = append(slices.Clone(policy.Deny), plan.DenySyscalls...)
+	policy.Allow = slices.DeleteFunc(slices.Clone(policy.Allow), func(s string) bool { return slices.Contains(plan.DenySyscalls, s) })
+	policy.BlockMPTCP = plan.Landlock.RestrictTCP
+	filter, err := seccomp.Compile(policy)
+	if err != nil {
+		return nil, err
+	}
+	return filter.BPF(), nil
+}
+
+// runRestricted starts sb's command from a thread restricted for good and waits for it there,
+// forwarding signals and enforcing the timeout as for a sandbox's init.
+func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, w io.Writer) (int, error) {
 	type result struct {
 		status int
 		err    error
 	}
+	signal.Notify(sb.signals, forwardedSignals...)
 	done := make(chan result)
 	go func() {
-		// Restricted for good: never unlocked, so the thread ends with this goroutine. It waits
-		// for the command too, since Pdeathsig fires when the thread that forked it exits.
+		// Never unlocked, so the thread ends with this goroutine. It also waits for the
+		// command, since Pdeathsig fires when the thread that forked it exits.
 		runtime.LockOSThread()
-		if err := restrictAndStartFallback(spec, plan, filter.BPF(), sb.cmd, w); err != nil {
+		if err := restrictAndStartFallback(sb.spec, plan, bpf, sb.cmd, w); err != nil {
 			done <- result{ExitSetup, err}
 			return
 		}
-		if d := spec.Limits.TimeoutSeconds; d > 0 {
+		if d := sb.spec.Limits.TimeoutSeconds; d > 0 {
 			sb.timer = time.AfterFunc(time.Duration(d*float64(time.Second)), sb.expire)
 		}
-		if tty != nil {
-			tty.slave.Close() // the command holds it now
-			tty.start()
+		if sb.tty != nil {
+			sb.tty.slave.Close() // the command holds it now
+			sb.tty.start()
 		}
 		go sb.forwardSignals()
 		status, err := sb.wait()
@@ -120,10 +135,10 @@ func runFallback(spec *profiles.Spec, stdio Stdio) (int, error) {
 	r := <-done
 	if r.err != nil && sb.cmd.Process == nil { // never started: undo what wait would have
 		signal.Stop(sb.signals)
-		if tty != nil {
-			tty.slave.Close()
+		if sb.tty != nil {
+			sb.tty.slave.Close()
 		}
-		tty.restore()
+		sb.tty.restore()
 	}
 	return r.status, r.err
 }
