@@ -27,8 +27,23 @@ type testProxy struct {
 	sock  string
 	addr  string // 127.0.0.1:PORT served by Forward
 	log   *syncBuffer
-	hosts map[string][]netip.Addr
 	stop  func() // closes the Forward listener and the server, waits for both; idempotent
+}
+
+// lookupMap is a resolver hook answering from name → "ip[,ip...]".
+func lookupMap(hosts map[string]string) func(context.Context, string) ([]netip.Addr, error) {
+	m := map[string][]netip.Addr{}
+	for name, ips := range hosts {
+		for _, ip := range strings.Split(ips, ",") {
+			m[name] = append(m[name], netip.MustParseAddr(ip))
+		}
+	}
+	return func(_ context.Context, host string) ([]netip.Addr, error) {
+		if a, ok := m[host]; ok {
+			return a, nil
+		}
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
 }
 
 type syncBuffer struct {
@@ -51,21 +66,8 @@ func (s *syncBuffer) String() string {
 // startProxy starts a proxy for the policy; hosts maps test names to addresses.
 func startProxy(t testing.TB, pol Policy, hosts map[string]string, tweak func(*Options)) *testProxy {
 	t.Helper()
-	tp := &testProxy{log: &syncBuffer{}, hosts: map[string][]netip.Addr{}}
-	for name, ips := range hosts {
-		for _, ip := range strings.Split(ips, ",") {
-			tp.hosts[name] = append(tp.hosts[name], netip.MustParseAddr(ip))
-		}
-	}
-	opts := Options{
-		Log: tp.log,
-		LookupIP: func(_ context.Context, host string) ([]netip.Addr, error) {
-			if a, ok := tp.hosts[host]; ok {
-				return a, nil
-			}
-			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-		},
-	}
+	tp := &testProxy{log: &syncBuffer{}}
+	opts := Options{Log: tp.log, LookupIP: lookupMap(hosts)}
 	if tweak != nil {
 		tweak(&opts)
 	}
