@@ -119,7 +119,7 @@ func TestBuiltins(t *testing.T) {
 				if len(cwd) != 1 || cwd[0].Kind != MountBind {
 					t.Errorf("cwd: %+v", cwd)
 				}
-				for _, path := range []string{".git/hooks", ".git/config", ".gitmodules", ".envrc", ".vscode", ".idea"} {
+				for _, path := range []string{".git/hooks", ".git/config", ".gitmodules", ".envrc", ".vscode", ".idea", ".jail", ".claude", ".mcp.json", ".codex", ".gemini"} {
 					if got := find(spec, host.Cwd+"/"+path); len(got) != 1 || got[0].Kind != MountProtect {
 						t.Errorf("%s not protected: %+v", path, got)
 					}
