@@ -23,11 +23,11 @@ import (
 // testProxy is a Server on a unix socket plus a Forward listener on 127.0.0.1, the shape the
 // sandbox sees. Names resolve only through hosts (the resolver hook), always to loopback.
 type testProxy struct {
-	srv   *Server
-	sock  string
-	addr  string // 127.0.0.1:PORT served by Forward
-	log   *syncBuffer
-	stop  func() // closes the Forward listener and the server, waits for both; idempotent
+	srv  *Server
+	sock string
+	addr string // 127.0.0.1:PORT served by Forward
+	log  *syncBuffer
+	stop func() // closes the Forward listener and the server, waits for both; idempotent
 }
 
 // lookupMap is a resolver hook answering from name → "ip[,ip...]".
