@@ -225,3 +225,52 @@ func TestShellShim(t *testing.T) {
 		t.Errorf("jail shell -c: exit %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }
+
+// harnessConfigs are project files that an agent harness, or jail itself, later reads on the
+// host outside any sandbox: Claude Code's project settings (hooks there are host commands, and
+// permission rules) and MCP servers (host commands), Codex's and Gemini CLI's project hooks and
+// settings, and the project-local profile that the next `jail -p agent` in this directory loads
+// in place of the built-in one.
+var harnessConfigs = []string{
+	".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
+	".codex/hooks.json", ".codex/config.toml", ".gemini/settings.json",
+	".jail/agent.toml",
+}
+
+// TestHarnessConfigProtected attacks from inside a hook-wrapped command, as a model's command
+// would: plant (or overwrite) each harness configuration file in the working directory, which
+// the agent profile makes writable. Every attempt must be refused and leave the host file as it
+// was; one that succeeds turns the next session's hook or the next jail run into an escape.
+func TestHarnessConfigProtected(t *testing.T) {
+	for _, rel := range harnessConfigs {
+		for _, existing := range []bool{false, true} {
+			name := rel + "/missing"
+			if existing {
+				name = rel + "/existing"
+			}
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, rel)
+				if existing {
+					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					writeFile(t, path, "original\n")
+				}
+				quoted, err := hooks.Quote(rel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				script := `mkdir -p "$(dirname ` + quoted + `)"; echo planted > ` + quoted
+				event, err := json.Marshal(map[string]any{"tool_name": "Bash", "tool_input": map[string]string{"command": script}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := bashIn(t, dir, rewriteWithJail(t, "claude-code", event))
+				if data, err := os.ReadFile(path); err == nil && strings.Contains(string(data), "planted") {
+					t.Errorf("the sandboxed command wrote %s on the host (exit %d)", rel, r.Code)
+				}
+			})
+		}
+	}
+}
