@@ -139,8 +139,11 @@ func TestProtectedPathsRefused(t *testing.T) {
 func TestEnvrcNotYetExistingRefused(t *testing.T) {
 	proj, _ := project(t)
 	refused(t, proj, "echo 'rm -rf ~' > .envrc")
-	if got := readFile(t, filepath.Join(proj, ".envrc")); got != "" {
-		t.Fatalf(".envrc on the host = %q", got)
+	refused(t, proj, "rmdir .envrc && echo 'rm -rf ~' > .envrc")
+	// What stays on the host is jail's placeholder: an empty directory, which git ignores.
+	entries, err := os.ReadDir(filepath.Join(proj, ".envrc"))
+	if err != nil || len(entries) != 0 {
+		t.Fatalf(".envrc on the host: %v entries, %v; want an empty placeholder directory", entries, err)
 	}
 }
 
