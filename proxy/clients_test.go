@@ -10,15 +10,22 @@ import (
 	"testing"
 )
 
+// startWithUpstreams starts a plain and a TLS hello server, allowed as allowed.test and
+// secure.test, and a proxy for them.
+func startWithUpstreams(t *testing.T) (tp *testProxy, port, tlsPort string) {
+	_, port = upstream(t, hello)
+	tlsUp := httptest.NewTLSServer(hello)
+	t.Cleanup(tlsUp.Close)
+	tlsPort = portOf(t, tlsUp.Listener.Addr())
+	tp = startProxy(t, Policy{Allow: []string{"allowed.test:" + port, "secure.test:" + tlsPort}, AllowPrivate: true},
+		map[string]string{"allowed.test": "127.0.0.1", "secure.test": "127.0.0.1"}, nil)
+	return tp, port, tlsPort
+}
+
 // Real clients through the Forward port, as a command in the sandbox would use it.
 
 func TestCurlForwardConnectSocks(t *testing.T) {
-	_, port := upstream(t, hello)
-	tlsUp := httptest.NewTLSServer(hello)
-	defer tlsUp.Close()
-	tlsPort := portOf(t, tlsUp.Listener.Addr())
-	tp := startProxy(t, Policy{Allow: []string{"allowed.test:" + port, "secure.test:" + tlsPort}, AllowPrivate: true},
-		map[string]string{"allowed.test": "127.0.0.1", "secure.test": "127.0.0.1"}, nil)
+	tp, port, tlsPort := startWithUpstreams(t)
 	proxyURL := "http://" + tp.addr
 	cases := []struct {
 		name string
@@ -78,12 +85,7 @@ func TestCurlDenied(t *testing.T) {
 }
 
 func TestPythonURLLib(t *testing.T) {
-	_, port := upstream(t, hello)
-	tlsUp := httptest.NewTLSServer(hello)
-	defer tlsUp.Close()
-	tlsPort := portOf(t, tlsUp.Listener.Addr())
-	tp := startProxy(t, Policy{Allow: []string{"allowed.test:" + port, "secure.test:" + tlsPort}, AllowPrivate: true},
-		map[string]string{"allowed.test": "127.0.0.1", "secure.test": "127.0.0.1"}, nil)
+	tp, port, tlsPort := startWithUpstreams(t)
 	script := `
 import ssl, sys, urllib.request, urllib.error
 ctx = ssl._create_unverified_context()

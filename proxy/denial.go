@@ -87,6 +87,15 @@ func hostPort(host string, port uint16) string {
 	return host + ":" + strconv.Itoa(int(port))
 }
 
+// decide applies the policy to a requested host and port, recording a refusal.
+func (s *Server) decide(host string, port uint16) (target, *Denial) {
+	t, d := s.pol.decide(host, port)
+	if d != nil {
+		s.record(d)
+	}
+	return t, d
+}
+
 // record counts a denial and logs it the first time its host and port are refused.
 func (s *Server) record(d *Denial) {
 	key := hostPort(d.Host, d.Port)

@@ -31,15 +31,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request) {
-	host, port, err := splitAuthority(r.Host, 0)
-	if err != nil {
-		http.Error(w, fmt.Sprintf("jail: bad CONNECT target %q: %s", r.Host, err), http.StatusBadRequest)
-		return
-	}
-	t, d := s.pol.decide(host, port)
-	if d != nil {
-		s.record(d)
-		writeDenial(w, d)
+	t, ok := s.decideAuthority(w, r.Host, 0)
+	if !ok {
 		return
 	}
 	up, err := s.connect(r.Context(), t)
@@ -66,6 +59,22 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request) {
 	relay(client, pending, up, s.opts.IdleTimeout)
 }
 
+// decideAuthority decides on a "host:port" (port optional when defPort is set); when the
+// answer is no it has already been written (400 for a malformed target, 403 for a denial).
+func (s *Server) decideAuthority(w http.ResponseWriter, authority string, defPort uint16) (target, bool) {
+	host, port, err := splitAuthority(authority, defPort)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("jail: bad proxy target %q: %s", authority, err), http.StatusBadRequest)
+		return target{}, false
+	}
+	t, d := s.decide(host, port)
+	if d != nil {
+		writeDenial(w, d)
+		return t, false
+	}
+	return t, true
+}
+
 // targetKey carries the decided target of a forwarded request to the transport's dialer.
 type targetKey struct{}
 
@@ -84,15 +93,8 @@ func (s *Server) serveForward(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("jail: unsupported scheme %q in proxy request", u.Scheme), http.StatusBadRequest)
 		return
 	}
-	host, port, err := splitAuthority(u.Host, defPort)
-	if err != nil {
-		http.Error(w, fmt.Sprintf("jail: bad request target %q: %s", u.Host, err), http.StatusBadRequest)
-		return
-	}
-	t, d := s.pol.decide(host, port)
-	if d != nil {
-		s.record(d)
-		writeDenial(w, d)
+	t, ok := s.decideAuthority(w, u.Host, defPort)
+	if !ok {
 		return
 	}
 	out := r.WithContext(context.WithValue(r.Context(), targetKey{}, t))

@@ -42,9 +42,8 @@ func (s *Server) serveSOCKS(c *conn) {
 		_ = c.Close()
 		return
 	}
-	t, d := s.pol.decide(host, port)
+	t, d := s.decide(host, port)
 	if d != nil {
-		s.record(d)
 		_ = writeSOCKSReply(c, socksNotAllowed)
 		_ = c.Close()
 		return
