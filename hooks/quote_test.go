@@ -80,14 +80,21 @@ func roundTrip(t *testing.T, shell string, words []string, env ...string) []stri
 }
 
 // TestQuoteRoundTrip is the property test: for random tricky strings, the shell reads back
-// exactly the original bytes, under bash and POSIX sh, in a UTF-8 and in the C locale.
+// exactly the original bytes, under bash and POSIX sh (and zsh, the other shell Claude Code runs
+// commands with, where installed), in a UTF-8 and in the C locale.
 func TestQuoteRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	words := []string{"", "'", "''", `'\''`, "a\n\nb\n", "--", "-c"}
+	words := []string{"", "'", "''", `'\''`, "a\n\nb\n", "--", "-c", "=ls", "~root", "a=b"}
 	for range 2000 {
 		words = append(words, randomText(r))
 	}
-	for _, shell := range []string{"bash", "sh"} {
+	shells := []string{"bash", "sh"}
+	if _, err := exec.LookPath("zsh"); err == nil {
+		shells = append(shells, "zsh")
+	} else {
+		t.Log("zsh not installed: round trip checked under bash and sh only")
+	}
+	for _, shell := range shells {
 		for _, locale := range []string{"LC_ALL=C.UTF-8", "LC_ALL=C"} {
 			got := roundTrip(t, shell, words, locale)
 			if len(got) != len(words) {
