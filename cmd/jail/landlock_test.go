@@ -90,6 +90,33 @@ func TestLandlockTCPPorts(t *testing.T) {
 	}
 }
 
+// TestLandlockScopesAbstractSockets shares the host's network, where only Landlock's scoping
+// keeps the command from the host's abstract unix sockets (X11, D-Bus): connecting must fail.
+func TestLandlockScopesAbstractSockets(t *testing.T) {
+	requireLandlock(t, 6)
+	_, err := os.Stat("/usr/bin/python3")
+	requireFeature(t, err == nil, "/usr/bin/python3 (the test's socket client)")
+	proj, _ := project(t)
+	name := fmt.Sprintf("jail-test-%d", os.Getpid())
+	l, err := net.Listen("unix", "@"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	script := fmt.Sprintf(`import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect("\0%s")
+    print("connected")
+except OSError as e:
+    print(e.strerror)
+`, name)
+	out, errOut, code := runJailIn(t, proj, "", "--net", "host", "--", "/usr/bin/python3", "-c", script)
+	if code != 0 || strings.TrimSpace(out) != "Operation not permitted" {
+		t.Errorf("connect to a host abstract socket: exit %d, stdout %q, stderr %q; want EPERM", code, out, errOut)
+	}
+}
+
 // tcpServer listens on a free 127.0.0.1 port for the test's duration, accepting and closing
 // every connection, and returns the port.
 func tcpServer(t *testing.T) int {
