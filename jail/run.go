@@ -56,16 +56,22 @@ func Run(spec *profiles.Spec, stdio Stdio) (status int, err error) {
 	if len(spec.Argv) == 0 {
 		return ExitSetup, &Error{Op: "run", Detail: "no command given", Exit: ExitSetup}
 	}
+	status, err = runSandbox(spec, stdio)
+	if userNSRefused(err) && spec.Fallback == "landlock" {
+		logf(spec, "host: user namespaces refused (%s); falling back to Landlock", err)
+		return runFallback(spec, stdio)
+	}
+	return status, err
+}
+
+// runSandbox runs the command in namespaces: starts init, sends it the plan, waits.
+func runSandbox(spec *profiles.Spec, stdio Stdio) (int, error) {
 	// Pdeathsig fires when the thread that started init exits: keep this one until init is gone.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
 	sb, err := startSandbox(spec, stdio)
 	if err != nil {
-		if userNSRefused(err) && spec.Fallback == "landlock" {
-			logf(spec, "host: user namespaces refused (%s); falling back to Landlock", err)
-			return runFallback(spec, stdio)
-		}
 		return ExitSetup, err
 	}
 	// Compiling the filter takes a millisecond or two: do it while init's runtime starts up.
@@ -77,12 +83,7 @@ func Run(spec *profiles.Spec, stdio Stdio) (status int, err error) {
 		return ExitSetup, newError("compile seccomp filter", "", err)
 	}
 	sb.sendPlan(bpf)
-	status, err = sb.wait()
-	if userNSRefused(err) && spec.Fallback == "landlock" {
-		logf(spec, "host: sandbox setup refused (%s); falling back to Landlock", err)
-		return runFallback(spec, stdio)
-	}
-	return status, err
+	return sb.wait()
 }
 
 // sandbox is a started init seen from the host.
@@ -131,7 +132,8 @@ func startSandbox(spec *profiles.Spec, stdio Stdio) (*sandbox, error) {
 	}
 	// Subscribe before init exists, so no signal falls between the two.
 	signal.Notify(sb.signals, forwardedSignals...)
-	logf(spec, "host: starting init (namespaces %s)", namespaceNames(spec.Namespaces))
+	_, names := namespaces(spec.Namespaces)
+	logf(spec, "host: starting init (namespaces %s)", strings.Join(names, ","))
 	err = sb.cmd.Start()
 	if tty != nil {
 		tty.slave.Close() // init holds it now; the relay sees EIO once the sandbox is gone
@@ -171,21 +173,9 @@ func (sb *sandbox) sendPlan(bpf []byte) {
 // initAttr is how init is created: every namespace the Spec asks for, the caller's identity
 // mapped in, and death with jail's thread.
 func initAttr(spec *profiles.Spec) *syscall.SysProcAttr {
-	ns := spec.Namespaces
-	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	for _, f := range []struct {
-		on   bool
-		flag uintptr
-	}{
-		{ns.User, unix.CLONE_NEWUSER}, {ns.Mount, unix.CLONE_NEWNS}, {ns.PID, unix.CLONE_NEWPID},
-		{ns.IPC, unix.CLONE_NEWIPC}, {ns.UTS, unix.CLONE_NEWUTS}, {ns.Net, unix.CLONE_NEWNET},
-		{ns.Cgroup, unix.CLONE_NEWCGROUP},
-	} {
-		if f.on {
-			attr.Cloneflags |= f.flag
-		}
-	}
-	if !ns.User {
+	flags, _ := namespaces(spec.Namespaces)
+	attr := &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL}
+	if !spec.Namespaces.User {
 		return attr
 	}
 	uid, gid := os.Getuid(), os.Getgid()
@@ -217,18 +207,24 @@ func allCapabilities() []uintptr {
 	return caps
 }
 
-// namespaceNames lists the namespaces asked for, for the verbose log.
-func namespaceNames(ns profiles.Namespaces) string {
-	var names []string
+// namespaces returns the clone flags of the namespaces the Spec asks for, and their names.
+func namespaces(ns profiles.Namespaces) (flags uintptr, names []string) {
 	for _, n := range []struct {
 		on   bool
+		flag uintptr
 		name string
-	}{{ns.User, "user"}, {ns.Mount, "mount"}, {ns.PID, "pid"}, {ns.IPC, "ipc"}, {ns.UTS, "uts"}, {ns.Net, "net"}, {ns.Cgroup, "cgroup"}} {
+	}{
+		{ns.User, unix.CLONE_NEWUSER, "user"}, {ns.Mount, unix.CLONE_NEWNS, "mount"},
+		{ns.PID, unix.CLONE_NEWPID, "pid"}, {ns.IPC, unix.CLONE_NEWIPC, "ipc"},
+		{ns.UTS, unix.CLONE_NEWUTS, "uts"}, {ns.Net, unix.CLONE_NEWNET, "net"},
+		{ns.Cgroup, unix.CLONE_NEWCGROUP, "cgroup"},
+	} {
 		if n.on {
+			flags |= n.flag
 			names = append(names, n.name)
 		}
 	}
-	return strings.Join(names, ",")
+	return flags, names
 }
 
 // opCreateNamespaces is the Op of a failure to start init in its namespaces.
