@@ -8,7 +8,7 @@ import (
 
 // Summary is the effective syscall policy in words, for `jail profile show`.
 type Summary struct {
-	// Mode is "allow" (deny-list) or "deny" (allow-list).
+	// Mode is "allow" (deny-list), "deny" (allow-list) or "off" (no filter).
 	Mode string `json:"mode"`
 	// Action is what a denied call gets: "errno EPERM" or "log (allowed, logged)".
 	Action string `json:"action"`
@@ -33,7 +33,11 @@ type Check struct {
 }
 
 // Describe works out the policy exactly as Compile does and returns it in words.
+// With Default "off" it says there is no filter.
 func Describe(p Policy) (Summary, error) {
+	if p.Default == ModeOff {
+		return Summary{Mode: ModeOff, Action: "none: no seccomp filter (widens the sandbox)", ForeignArch: "allowed"}, nil
+	}
 	pl, err := newPlan(p)
 	if err != nil {
 		return Summary{}, err

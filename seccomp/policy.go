@@ -7,6 +7,7 @@
 package seccomp
 
 import (
+	"errors"
 	"fmt"
 	"syscall"
 
@@ -16,7 +17,8 @@ import (
 // Policy is the profile's [syscalls] table, as the launcher hands it over.
 type Policy struct {
 	// Default is "allow" (a deny-list: the built-in set plus Deny, minus Allow) or "deny" (an
-	// allow-list built from Allow). Empty means "allow".
+	// allow-list built from Allow). Empty means "allow". "off" means no filter at all (for
+	// measuring and debugging): Compile refuses it, the launcher must skip the filter itself.
 	Default string
 	// Deny names syscalls added to the denied set.
 	Deny []string
@@ -32,10 +34,11 @@ type Policy struct {
 	BlockMPTCP bool
 }
 
-// Policy defaults.
+// Policy modes (Policy.Default) and the default errno.
 const (
 	ModeAllow    = "allow"
 	ModeDeny     = "deny"
+	ModeOff      = "off"
 	defaultErrno = "EPERM"
 )
 
@@ -46,8 +49,10 @@ func (p Policy) mode() (string, error) {
 		return ModeAllow, nil
 	case ModeDeny:
 		return ModeDeny, nil
+	case ModeOff:
+		return "", errors.New("syscalls default \"off\": there is no filter to compile (the launcher skips seccomp)")
 	}
-	return "", fmt.Errorf("syscalls default %q: want %q or %q", p.Default, ModeAllow, ModeDeny)
+	return "", fmt.Errorf("syscalls default %q: want %q, %q or %q", p.Default, ModeAllow, ModeDeny, ModeOff)
 }
 
 // errno returns the policy's Errno as a number.

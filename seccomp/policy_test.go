@@ -90,6 +90,7 @@ func TestPolicyErrors(t *testing.T) {
 		{Policy{Deny: []string{"xyzzyplugh"}}, `unknown syscall "xyzzyplugh"`},
 		{Policy{Deny: []string{"socketcall"}}, `unknown syscall "socketcall"`},
 		{Policy{Default: "maybe"}, `syscalls default "maybe"`},
+		{Policy{Default: ModeOff}, `there is no filter to compile`},
 		{Policy{Errno: "EWHATEVER"}, `syscalls errno "EWHATEVER"`},
 	} {
 		_, err := Compile(tc.p)

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Cost of jail's default seccomp filter on syscall-heavy work: the same sandbox with and without
+# the filter, measured side by side (interleaved hyperfine rounds, same load). Prints the medians
+# and the ratio filter / no filter; the target is <= 1.02. ROUNDS (10) x RUNS (3) per command.
+#   bench/seccomp.sh [path/to/jail]       (needs: hyperfine bubblewrap gcc git jq)
+#
+# Two pairs:
+#   bwrap   bubblewrap with the agent profile's grants, with and without `--seccomp` fed the
+#           program `jail seccomp export -p agent` writes: exactly the filter's own cost.
+#   jail    jail -p agent against a profile extending agent with [syscalls] default = "off";
+#           skipped (with a note) while jail cannot turn the filter off.
+set -euo pipefail
+jail=${1:-$(dirname "$0")/../jail}
+jail=$(realpath "$jail")
+for tool in hyperfine bwrap gcc git jq; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y hyperfine bubblewrap gcc git jq)" >&2; exit 2; }
+done
+
+work=$(mktemp -d /tmp/jail-bench-seccomp.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+
+# The filter, as jail compiles it for the agent profile.
+"$jail" seccomp export -p agent -o "$work/agent.bpf"
+echo "filter: $(($(stat -c %s "$work/agent.bpf") / 8)) BPF instructions"
+
+# A tight syscall loop: getpid and stat, N times each (raw syscalls, nothing cached by libc).
+mkdir "$work/tools"
+cat >"$work/tools/sysloop.c" <<'C'
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	long n = argc > 1 ? atol(argv[1]) : 1000000;
+	struct stat st;
+	for (long i = 0; i < n; i++) {
+		syscall(SYS_getpid);
+		stat("/usr", &st);
+	}
+	return 0;
+}
+C
+gcc -O2 -o "$work/tools/sysloop" "$work/tools/sysloop.c"
+
+# A medium repository for git status: the Python standard library, committed.
+repo="$work/repo"
+mkdir "$repo"
+cp -r /usr/lib/python3*/. "$repo/" 2>/dev/null || true
+git -C "$repo" init -q && git -C "$repo" add -A && git -C "$repo" -c user.name=b -c user.email=b@b commit -qm bench
+echo "repository: $(git -C "$repo" ls-files | wc -l) files; /usr: $(find /usr -type f | wc -l) files"
+cd "$repo"
+
+# bubblewrap with the grants of jail's agent profile (as bench/startup.sh).
+bw="bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr --ro-bind /etc /etc"
+for l in bin sbin lib lib64; do
+	[ -L "/$l" ] && bw+=" --symlink $(readlink "/$l") /$l"
+done
+bw+=" --proc /proc --dev /dev --tmpfs /tmp --ro-bind $work/tools $work/tools --bind $repo $repo --chdir $repo"
+
+# A profile that is agent without the filter, if this jail can express it.
+printf 'extends = ["agent"]\n\n[syscalls]\ndefault = "off"\n' >"$work/nofilter.toml"
+jail_off=""
+if "$jail" -p "$work/nofilter.toml" -- true 2>/dev/null; then
+	jail_off="$jail -p $work/nofilter.toml --ro $work/tools --"
+fi
+
+workloads=(
+	"find /usr|find /usr -type f | wc -l"
+	"getpid+stat loop (2x200k)|$work/tools/sysloop 200000"
+	"git status|git status --porcelain"
+)
+
+# hyperfine runs all of one command's runs before the next one's, so a change in machine load
+# between them shows up as a difference. Measure in rounds instead, rotating which command goes
+# first, and pool the rounds: median and minimum wall time, and mean user+system CPU time (the
+# steadiest figure on a busy machine).
+measure() { # pair, workload name, then NAME COMMAND pairs: default, none[, allow-all]
+	local pair=$1 name=$2 r i j
+	shift 2
+	local cmds=("$@") order
+	rm -f "$work"/round-*.json
+	for r in $(seq "${ROUNDS:-10}"); do
+		order=()
+		for ((i = 0; i < ${#cmds[@]}; i += 2)); do
+			j=$(((i + 2 * r) % ${#cmds[@]}))
+			order+=(-n "${cmds[j]}" "${cmds[j + 1]}")
+		done
+		hyperfine -N --warmup 1 --runs "${RUNS:-3}" --export-json "$work/round-$r.json" "${order[@]}" >/dev/null
+	done
+	jq -rs --arg p "$pair" --arg n "$name" '
+		[.[].results[]] | group_by(.command) | map({key: .[0].command, value: {
+			times: ([.[].times[]] | sort),
+			cpu: ([.[] | (.user + .system)] | add / length)}}) | from_entries |
+		def median: .times[.times | length / 2 | floor];
+		def ms: . * 1000 | . * 10 | round / 10;
+		def x: . * 1000 | round / 1000;
+		"\($p)\t\($n)\t\(.default | median | ms)\t\(.none | median | ms)\t" +
+		"\((.default | median) / (.none | median) | x)x\t" +
+		"\(.default.times[0] / .none.times[0] | x)x\t\(.default.cpu / .none.cpu | x)x\t" +
+		if ."allow-all" then "\(.default.cpu / ."allow-all".cpu | x)x" else "-" end' "$work"/round-*.json
+}
+
+# The one-instruction filter "return ALLOW": what being under seccomp at all costs (the kernel's
+# syscall slow path), paid by any filter. default / allow-all is the cost of jail's rules.
+printf '\x06\x00\x00\x00\x00\x00\xff\x7f' >"$work/allow-all.bpf"
+
+printf 'pair\tworkload\tdefault filter ms\tno filter ms\tratio median\tratio min\tratio cpu\tcpu vs allow-all filter\n'
+for w in "${workloads[@]}"; do
+	name=${w%%|*} cmd=${w#*|}
+	q=$(printf '%q' "$cmd")
+	measure bwrap "$name" \
+		default "sh -c 'exec $bw --seccomp 3 -- sh -c $q 3<$work/agent.bpf'" \
+		none "sh -c 'exec $bw -- sh -c $q'" \
+		allow-all "sh -c 'exec $bw --seccomp 3 -- sh -c $q 3<$work/allow-all.bpf'"
+	if [ -n "$jail_off" ]; then
+		measure jail "$name" \
+			default "$jail --ro $work/tools -- sh -c $q" \
+			none "$jail_off sh -c $q"
+	fi
+done
+[ -n "$jail_off" ] || echo "jail pair skipped: this jail cannot turn the filter off ([syscalls] default = \"off\" is not accepted yet)"
