@@ -32,7 +32,6 @@ var specials = func() []special {
 	add("240.0.0.0/4", "reserved or broadcast", true)
 	add("::/128", "unspecified", true)
 	add("::1/128", "loopback", false)
-	add("::ffff:0:0/96", "IPv4-mapped IPv6", false)
 	add("::/96", "IPv4-compatible IPv6", false)
 	add("64:ff9b:1::/48", "local-use NAT64", false)
 	add("100::/64", "discard-only", false)
@@ -52,7 +51,8 @@ var (
 	sixToFour = netip.MustParsePrefix("2002::/16")
 )
 
-// classify names the special range ip lies in, or "" for an ordinary public address.
+// classify names the special range ip lies in, or "" for an ordinary public address. IPv4-mapped
+// addresses must be unmapped first (addrAllowed does): they are the IPv4 address they carry.
 func classify(ip netip.Addr) (class string, never bool) {
 	if !ip.IsValid() || ip.Zone() != "" {
 		return "scoped or invalid", true

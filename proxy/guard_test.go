@@ -19,10 +19,10 @@ func TestAllowedNameResolvingToLoopbackIsRefused(t *testing.T) {
 	strict := startProxy(t, Policy{Allow: allow}, hosts, nil)
 
 	code, body := strict.get(t, "http://internal.test:"+port+"/")
-	if code != 403 || !strings.Contains(body, "127.0.0.1 is a loopback address") || !strings.Contains(body, "--allow-private") || !strings.Contains(body, "allow_private = true") {
+	if code != 403 || !strings.Contains(body, "127.0.0.1 is not a public address (loopback)") || !strings.Contains(body, "--allow-private") || !strings.Contains(body, "allow_private = true") {
 		t.Errorf("internal.test without allow_private: %d %q", code, body)
 	}
-	if code, body := strict.get(t, "http://mapped.test:"+port+"/"); code != 403 || !strings.Contains(body, "IPv4-mapped") {
+	if code, body := strict.get(t, "http://mapped.test:"+port+"/"); code != 403 || !strings.Contains(body, "127.0.0.1 is not a public address (loopback)") {
 		t.Errorf("mapped.test: %d %q", code, body)
 	}
 	if code, body := strict.get(t, "http://127.0.0.1:"+port+"/"); code != 403 || !strings.Contains(body, "allowed literally") {
@@ -182,5 +182,20 @@ func TestDecisionErrorsFailClosed(t *testing.T) {
 	}
 	if dials != 0 {
 		t.Errorf("%d dials after failed decisions", dials)
+	}
+}
+
+// TestSystemResolver: the host's resolver (here /etc/hosts) hands A records back in mapped
+// form; they are judged, and dialed, as the IPv4 address they are.
+func TestSystemResolver(t *testing.T) {
+	_, port := upstream(t, hello)
+	useSystem := func(o *Options) { o.LookupIP = nil }
+	strict := startProxy(t, Policy{Allow: []string{"localhost:" + port}}, nil, useSystem)
+	if code, body := strict.get(t, "http://localhost:"+port+"/"); code != 403 || !strings.Contains(body, "(loopback)") {
+		t.Errorf("localhost without allow_private: %d %q", code, body)
+	}
+	loose := startProxy(t, Policy{Allow: []string{"localhost:" + port}, AllowPrivate: true}, nil, useSystem)
+	if code, body := loose.get(t, "http://localhost:"+port+"/"); code != 200 || body != "hello from localhost:"+port {
+		t.Errorf("localhost with allow_private: %d %q", code, body)
 	}
 }

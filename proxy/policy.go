@@ -221,8 +221,8 @@ func (p *policy) decide(host string, port uint16) (target, *Denial) {
 }
 
 // addrAllowed checks one address a target resolved to (or its literal) before connecting.
-// Literal entries compare unmapped; the class is taken from the address as resolved, so an
-// IPv4-mapped IPv6 answer counts as special.
+// An IPv4-mapped IPv6 address is judged as the IPv4 address it is (and dialed as such), so
+// ::ffff:127.0.0.1 is loopback. (Go's resolver returns A records in that form, too.)
 func (p *policy) addrAllowed(resolved netip.Addr, port uint16) (bool, string) {
 	ip := resolved.Unmap()
 	for i := range p.deny {
@@ -235,11 +235,11 @@ func (p *policy) addrAllowed(resolved netip.Addr, port uint16) (bool, string) {
 			return true, ""
 		}
 	}
-	class, never := classify(resolved)
+	class, never := classify(ip)
 	if class == "" || (p.allowPrivate && !never) {
 		return true, ""
 	}
-	return false, fmt.Sprintf("%s is a %s address", resolved, class)
+	return false, fmt.Sprintf("%s is not a public address (%s)", ip, class)
 }
 
 func (t target) host() string {

@@ -135,8 +135,8 @@ func TestAddrGuard(t *testing.T) {
 		{"fe80::1", false, true},
 		{"fd12:3456::1", false, true},
 		{"fc00::1", false, true},
-		{"::ffff:127.0.0.1", false, true},
-		{"::ffff:93.184.215.14", false, true}, // mapped forms are refused as such
+		{"::ffff:127.0.0.1", false, true},    // mapped forms are judged as the IPv4 address
+		{"::ffff:93.184.215.14", true, true}, // they carry, and dialed as such
 		{"::127.0.0.1", false, true},
 		{"64:ff9b::7f00:1", false, true}, // NAT64 of 127.0.0.1
 		{"64:ff9b::5db8:d70e", true, true},

@@ -44,6 +44,9 @@ func StartHost(p Policy, opts Options) (*Host, error) {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "jail-egress-")
+	if err == nil { // physical: the launcher binds it without following symlinks
+		dir, err = filepath.EvalSymlinks(dir)
+	}
 	if err != nil {
 		srv.Close()
 		return nil, fmt.Errorf("egress proxy: %w", err)
