@@ -52,8 +52,7 @@ type initStep struct {
 // stays pid 1 until it exits. Each step is a function of its own; a failing one stops the run
 // and its error, naming the step, goes back to the host.
 func sandboxInit(cfg *initConfig) (int, error) {
-	spec := cfg.Spec
-	for _, step := range []initStep{
+	err := runInitSteps(cfg.Spec, []initStep{
 		{"make init non-dumpable", setNonDumpable},
 		{"build the root filesystem", setupRoot}, // mount*.go: tmpfs root, Spec.Mounts, pivot_root, read-only
 		{"bring up loopback", setupLoopback},
@@ -61,11 +60,9 @@ func sandboxInit(cfg *initConfig) (int, error) {
 		{"set resource limits", setRlimits},
 		{"close inherited descriptors", closeInheritedFds},
 		{"enter the working directory", enterCwd},
-	} {
-		logf(spec, "init: %s", step.name)
-		if err := step.run(spec); err != nil {
-			return 0, newError(step.name, "", err)
-		}
+	})
+	if err != nil {
+		return 0, err
 	}
 	// Subscribe to signals before the command exists, so none sent meanwhile is lost.
 	r := newReaper()
@@ -74,6 +71,18 @@ func sandboxInit(cfg *initConfig) (int, error) {
 		return 0, err
 	}
 	return r.wait(pid), nil
+}
+
+// runInitSteps runs steps in order, logging each when verbose. The first failure stops them and
+// comes back as an *Error named after its step.
+func runInitSteps(spec *profiles.Spec, steps []initStep) error {
+	for _, step := range steps {
+		logf(spec, "init: %s", step.name)
+		if err := step.run(spec); err != nil {
+			return newError(step.name, "", err)
+		}
+	}
+	return nil
 }
 
 // readConfig decodes the plan the host sends over configFd.

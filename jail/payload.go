@@ -45,20 +45,16 @@ func startPayload(cfg *initConfig) (pid int, err error) {
 // restrictAndStart runs on the locked thread: each restriction, then the command.
 func restrictAndStart(cfg *initConfig, path string) (int, error) {
 	spec := cfg.Spec
-	for _, step := range []initStep{
+	err := runInitSteps(spec, []initStep{
 		{"drop capabilities", dropCapabilities},
 		{"set no_new_privs", setNoNewPrivs},
 		{"apply landlock", applyLandlock},
-	} {
-		logf(spec, "init: %s", step.name)
-		if err := step.run(spec); err != nil {
-			return 0, newError(step.name, "", err)
-		}
+		{"install seccomp filter", func(*profiles.Spec) error { return seccomp.Install(cfg.BPF) }},
+	})
+	if err != nil {
+		return 0, err
 	}
-	logf(spec, "init: install seccomp filter; exec %s", path)
-	if err := seccomp.Install(cfg.BPF); err != nil {
-		return 0, newError("install seccomp filter", "", err)
-	}
+	logf(spec, "init: exec %s", path)
 	cmd := &exec.Cmd{
 		Path:   path,
 		Args:   spec.Argv,
