@@ -62,8 +62,13 @@ func runFallback(spec *profiles.Spec, stdio Stdio) (int, error) {
 	}
 	// The command shares its Landlock domain with the thread that starts it: keep it out of
 	// jail's memory (/proc/PID/task/TID/mem, ptrace) by making jail non-dumpable. Limits are
-	// per process, so jail holds them too; it only waits from here on.
-	for _, step := range []initStep{{"make jail non-dumpable", setNonDumpable}, {"set resource limits", setRlimits}} {
+	// per process, so jail holds them too; it only waits from here on. Descriptors jail itself
+	// inherited would pass to the command (Landlock checks at open): close them at exec.
+	for _, step := range []initStep{
+		{"make jail non-dumpable", setNonDumpable},
+		{"set resource limits", setRlimits},
+		{"close inherited descriptors", closeInheritedFds},
+	} {
 		logf(spec, "fallback: %s", step.name)
 		if err := step.run(spec); err != nil {
 			return ExitSetup, newError(step.name, "", err)

@@ -313,6 +313,25 @@ func TestFallbackUnderSeccompFilter(t *testing.T) {
 	}
 }
 
+// TestFallbackInheritedDescriptorsClosed hands jail a descriptor open for writing on a file
+// outside every grant: without an init to close it, the fallback must not pass it on.
+func TestFallbackInheritedDescriptorsClosed(t *testing.T) {
+	requireNoUserNSSandbox(t)
+	proj, outside := project(t)
+	victim := filepath.Join(outside, "victim")
+	prefix := append(append([]string{}, noUserNSPrefix[:len(noUserNSPrefix)-1]...), "sh", "sh", "-c", `exec 3>>"$0"; exec "$@"`, victim)
+	out, errOut, code := runJailOuter(t, prefix, proj, "--fallback", "landlock", "--allow-weaker", "--", "sh", "-c", "ls /proc/self/fd; echo pwned >&3")
+	if code == 0 || code == exitFailure {
+		t.Fatalf("write to an inherited descriptor: exit %d, stderr %q", code, errOut)
+	}
+	if fds := strings.Fields(out); len(fds) != 4 { // 0 1 2 and ls's own directory descriptor
+		t.Errorf("descriptors inside: %q, want only 0 1 2 (and ls's own)", out)
+	}
+	if got := readFile(t, victim); got != "original\n" {
+		t.Fatalf("victim changed through an inherited descriptor: %q", got)
+	}
+}
+
 func TestFallbackTimeout(t *testing.T) {
 	requireNoUserNSSandbox(t)
 	proj, _ := project(t)
