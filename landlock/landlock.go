@@ -81,6 +81,7 @@ func ABI() int {
 //
 // In ModeRequired a missing feature is an error naming it, and nothing is applied. In
 // ModeBestEffort what the kernel has is applied and the rest is listed in Report.Missing.
+// Errors do not start with "landlock": the caller names the operation ("apply landlock").
 func Restrict(c Config) (Report, error) {
 	return restrict(c, ABI())
 }
@@ -93,11 +94,11 @@ func restrict(c Config, abi int) (Report, error) {
 		return rep, nil
 	case ModeRequired, ModeBestEffort:
 	default:
-		return rep, fmt.Errorf("landlock: unknown mode %q (want %s, %s or %s)", c.Mode, ModeRequired, ModeBestEffort, ModeOff)
+		return rep, fmt.Errorf("unknown mode %q (want %s, %s or %s)", c.Mode, ModeRequired, ModeBestEffort, ModeOff)
 	}
 	rep.Missing = missing(c, abi)
 	if c.Mode == ModeRequired && len(rep.Missing) > 0 {
-		return rep, fmt.Errorf("landlock: mode required but the kernel has ABI %d, lacking %s", abi, strings.Join(rep.Missing, ", "))
+		return rep, fmt.Errorf("mode \"required\", but this kernel has Landlock ABI %d, without %s", abi, strings.Join(rep.Missing, ", "))
 	}
 	rules, err := rules(c, abi)
 	if err != nil {
@@ -114,20 +115,20 @@ func restrict(c Config, abi int) (Report, error) {
 	cfg = cfg.EnableLoggingForSubprocesses().BestEffort()
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
-		return rep, fmt.Errorf("landlock: ruleset: %w", err)
+		return rep, fmt.Errorf("build ruleset: %w", err)
 	}
 	if fd < 0 {
 		return rep, nil // no Landlock in this kernel; Missing says so
 	}
 	defer unix.Close(fd)
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return rep, fmt.Errorf("landlock: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+		return rep, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		if errors.Is(err, syscall.E2BIG) {
-			return rep, fmt.Errorf("landlock: restrict_self: too many stacked rulesets: %w", err)
+			return rep, fmt.Errorf("landlock_restrict_self: too many stacked rulesets: %w", err)
 		}
-		return rep, fmt.Errorf("landlock: restrict_self: %w", err)
+		return rep, fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	return rep, nil
 }
@@ -151,7 +152,7 @@ func rules(c Config, abi int) ([]golandlock.Rule, error) {
 		for _, p := range paths {
 			fi, err := os.Stat(p)
 			if err != nil {
-				return fmt.Errorf("landlock: grant %s: %w", p, err)
+				return fmt.Errorf("grant %s: %w", p, err)
 			}
 			r := rights
 			if !fi.IsDir() {
