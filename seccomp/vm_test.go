@@ -38,9 +38,8 @@ func (c call) packet() []byte {
 	return p
 }
 
-// vm loads a compiled program into the interpreter.
-func vm(t *testing.T, prog []byte) *bpf.VM {
-	t.Helper()
+// rawInstructions splits a compiled program into its sock_filter instructions.
+func rawInstructions(prog []byte) []bpf.RawInstruction {
 	raw := make([]bpf.RawInstruction, len(prog)/sockFilterSize)
 	for i := range raw {
 		ins := prog[i*sockFilterSize:]
@@ -51,7 +50,13 @@ func vm(t *testing.T, prog []byte) *bpf.VM {
 			K:  binary.NativeEndian.Uint32(ins[4:]),
 		}
 	}
-	insts, ok := bpf.Disassemble(raw)
+	return raw
+}
+
+// vm loads a compiled program into the interpreter.
+func vm(t *testing.T, prog []byte) *bpf.VM {
+	t.Helper()
+	insts, ok := bpf.Disassemble(rawInstructions(prog))
 	if !ok {
 		t.Fatal("program has instructions the interpreter does not know")
 	}
