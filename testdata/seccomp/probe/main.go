@@ -196,34 +196,32 @@ func onPty(cmd uintptr) syscall.Errno {
 	return raw(unix.SYS_IOCTL, uintptr(tty), cmd, addr(&ptyByte))
 }
 
-// sleeper starts a child to aim at; the caller kills it.
-func sleeper() (*exec.Cmd, error) {
+// atChild runs attempt against a child process of this program (the attack on another
+// process in the sandbox), then kills the child.
+func atChild(attempt func(pid int) syscall.Errno) syscall.Errno {
 	cmd := exec.Command("/proc/self/exe", "sleep")
-	return cmd, cmd.Start()
+	if err := cmd.Start(); err != nil {
+		return errnoOf(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	return attempt(cmd.Process.Pid)
 }
 
 func ptraceChild() syscall.Errno {
-	cmd, err := sleeper()
-	if err != nil {
-		return errnoOf(err)
-	}
-	defer cmd.Wait()
-	defer cmd.Process.Kill()
-	return raw(unix.SYS_PTRACE, unix.PTRACE_ATTACH, uintptr(cmd.Process.Pid))
+	return atChild(func(pid int) syscall.Errno {
+		return raw(unix.SYS_PTRACE, unix.PTRACE_ATTACH, uintptr(pid))
+	})
 }
 
 func processVMReadv() syscall.Errno {
-	cmd, err := sleeper()
-	if err != nil {
+	return atChild(func(pid int) syscall.Errno {
+		buf := make([]byte, 8)
+		local := []unix.Iovec{{Base: &buf[0], Len: 8}}
+		remote := []unix.RemoteIovec{{Base: 0x10000, Len: 8}}
+		_, err := unix.ProcessVMReadv(pid, local, remote, 0)
 		return errnoOf(err)
-	}
-	defer cmd.Wait()
-	defer cmd.Process.Kill()
-	buf := make([]byte, 8)
-	local := []unix.Iovec{{Base: &buf[0], Len: 8}}
-	remote := []unix.RemoteIovec{{Base: 0x10000, Len: 8}}
-	_, err = unix.ProcessVMReadv(cmd.Process.Pid, local, remote, 0)
-	return errnoOf(err)
+	})
 }
 
 // inChild runs this program with arg and reports how the child ended: killed by a signal
