@@ -84,47 +84,9 @@ var personalityAllowed = []uint32{perLinux, perLinux32, uname26, uname26 | perLi
 
 // argChecks returns the built-in argument checks; blockMPTCP adds the MPTCP one.
 func argChecks(blockMPTCP bool) []argCheck {
-	socket := argCheck{
-		name: "socket",
-		why:  "exotic address families, raw sockets, netlink other than NETLINK_ROUTE",
-	}
-	for _, block := range coverBlocks(allowedFamilies, familyBits) {
-		socket.matches = append(socket.matches, []cond{masked(0, block.mask, block.value)})
-	}
-	socket.matches = append(socket.matches,
-		[]cond{above64(0, 1<<familyBits-1)},
-		[]cond{low32(0, unix.AF_NETLINK), notEq64(2, unix.NETLINK_ROUTE)},
-	)
-	for _, family := range []uint32{unix.AF_INET, unix.AF_INET6} {
-		for _, typ := range []uint32{unix.SOCK_RAW, unix.SOCK_PACKET} {
-			socket.matches = append(socket.matches, []cond{low32(0, family), masked(1, sockTypeMask, typ)})
-		}
-	}
-
-	clone := argCheck{name: "clone", why: "CLONE_NEW* flags (new namespaces)"}
-	unshare := argCheck{name: "unshare", why: "CLONE_NEW* flags (new namespaces)"}
-	for _, flag := range cloneNamespaceFlags {
-		clone.matches = append(clone.matches, []cond{anyBit(0, flag)})
-		unshare.matches = append(unshare.matches, []cond{anyBit(0, flag)})
-	}
-	unshare.matches = append(unshare.matches, []cond{anyBit(0, unix.CLONE_NEWTIME)})
-
-	ioctl := argCheck{
-		name: "ioctl",
-		why:  "TIOCSTI and TIOCLINUX (pushing input into a terminal)",
-		matches: [][]cond{
-			{low32(1, unix.TIOCSTI)},
-			{low32(1, unix.TIOCLINUX)},
-		},
-	}
-
-	personality := argCheck{name: "personality", why: "values other than PER_LINUX, PER_LINUX32, UNAME26 and the query"}
-	for _, block := range coverBlocks(personalityAllowed, 32) {
-		personality.matches = append(personality.matches, []cond{masked(0, block.mask, block.value)})
-	}
-	personality.matches = append(personality.matches, []cond{above64(0, perQuery)})
-
-	checks := []argCheck{socket, clone, unshare, ioctl, personality}
+	checks := []argCheck{socketCheck()}
+	checks = append(checks, namespaceChecks()...)
+	checks = append(checks, terminalCheck(), personalityCheck())
 	if blockMPTCP {
 		checks = append(checks, argCheck{
 			name:    "socket",
@@ -134,6 +96,60 @@ func argChecks(blockMPTCP bool) []argCheck {
 		})
 	}
 	return checks
+}
+
+// socketCheck denies every address family but allowedFamilies (netlink only for
+// NETLINK_ROUTE) and raw IPv4/IPv6 sockets.
+func socketCheck() argCheck {
+	c := argCheck{name: "socket", why: "exotic address families, raw sockets, netlink other than NETLINK_ROUTE"}
+	for _, block := range coverBlocks(allowedFamilies, familyBits) {
+		c.matches = append(c.matches, []cond{masked(0, block.mask, block.value)})
+	}
+	c.matches = append(c.matches,
+		[]cond{above64(0, 1<<familyBits-1)},
+		[]cond{low32(0, unix.AF_NETLINK), notEq64(2, unix.NETLINK_ROUTE)},
+	)
+	for _, family := range []uint32{unix.AF_INET, unix.AF_INET6} {
+		for _, typ := range []uint32{unix.SOCK_RAW, unix.SOCK_PACKET} {
+			c.matches = append(c.matches, []cond{low32(0, family), masked(1, sockTypeMask, typ)})
+		}
+	}
+	return c
+}
+
+// namespaceChecks deny new namespaces through clone and unshare (clone3 answers ENOSYS).
+func namespaceChecks() []argCheck {
+	clone := argCheck{name: "clone", why: "CLONE_NEW* flags (new namespaces)"}
+	unshare := argCheck{name: "unshare", why: "CLONE_NEW* flags (new namespaces)"}
+	for _, flag := range cloneNamespaceFlags {
+		clone.matches = append(clone.matches, []cond{anyBit(0, flag)})
+		unshare.matches = append(unshare.matches, []cond{anyBit(0, flag)})
+	}
+	unshare.matches = append(unshare.matches, []cond{anyBit(0, unix.CLONE_NEWTIME)})
+	return []argCheck{clone, unshare}
+}
+
+// terminalCheck denies the ioctls that push input into a terminal or talk to the console.
+func terminalCheck() argCheck {
+	return argCheck{
+		name: "ioctl",
+		why:  "TIOCSTI and TIOCLINUX (pushing input into a terminal)",
+		matches: [][]cond{
+			{low32(1, unix.TIOCSTI)},
+			{low32(1, unix.TIOCLINUX)},
+		},
+	}
+}
+
+// personalityCheck denies every persona but personalityAllowed (ASLR off, READ_IMPLIES_EXEC,
+// MMAP_PAGE_ZERO… help exploits).
+func personalityCheck() argCheck {
+	c := argCheck{name: "personality", why: "values other than PER_LINUX, PER_LINUX32, UNAME26 and the query"}
+	for _, block := range coverBlocks(personalityAllowed, 32) {
+		c.matches = append(c.matches, []cond{masked(0, block.mask, block.value)})
+	}
+	c.matches = append(c.matches, []cond{above64(0, perQuery)})
+	return c
 }
 
 // sockTypeMask selects the socket type from socket(2)'s type argument (SOCK_NONBLOCK and
