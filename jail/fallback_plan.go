@@ -1,7 +1,9 @@
 package jail
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -215,6 +217,9 @@ func carveMore(grants, masks []string, hides map[string]bool, ll *landlock.Confi
 			return nil
 		}
 		entries, err := os.ReadDir(path)
+		if errors.Is(err, fs.ErrPermission) {
+			return nil // unlistable to this user: left out whole, the safe side
+		}
 		if err != nil {
 			return fmt.Errorf("carve the hidden %s out of the grant %s: %w", inner[0], path, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/profiles"
 )
 
@@ -151,5 +152,25 @@ func TestFallbackWorkingDirectoryAtHome(t *testing.T) {
 	}
 	if !slices.Contains(p.Landlock.Write, home) {
 		t.Errorf("the working directory bound over the home tmpfs lost its grant: %q", p.Landlock.Write)
+	}
+}
+
+func TestCarveLeavesOutUnlistableDirectory(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root lists every directory")
+	}
+	root := tree(t, "locked/secret", "locked/other", "open")
+	locked := filepath.Join(root, "locked")
+	if err := os.Chmod(locked, 0o300); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o755)
+	var ll landlock.Config
+	got, _, err := carve([]string{root}, []string{filepath.Join(locked, "secret")}, map[string]bool{filepath.Join(locked, "secret"): true}, &ll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(root, "open")}; !slices.Equal(got, want) {
+		t.Errorf("grants %q, want %q (the unlistable directory left out)", got, want)
 	}
 }
