@@ -1,9 +1,3 @@
-// Package seccomp builds and installs the sandbox's system-call filter.
-//
-// The filter is compiled in the host parent with libseccomp (Compile), travels to the sandbox
-// as a raw classic-BPF program (Filter.BPF), and is installed by the sandbox's init on the
-// locked OS thread that then starts the command (Install). The sandbox never links libseccomp
-// code paths at runtime: Install is a single seccomp(2) call.
 package seccomp
 
 import (
