@@ -344,3 +344,35 @@ func TestSeccompCurlLoopbackWithHostNetwork(t *testing.T) {
 		t.Fatalf("got %q", out)
 	}
 }
+
+// `jail seccomp export` writes the program bwrap takes with --seccomp: the same refusals there.
+func TestSeccompExportForBwrap(t *testing.T) {
+	out, errOut, code := runJail(t, "seccomp", "export", "-p", "agent")
+	if code != 0 || len(out) == 0 || len(out)%8 != 0 {
+		t.Fatalf("export: exit %d, %d bytes (want a multiple of 8), stderr %q", code, len(out), errOut)
+	}
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Skip("no bwrap to load the exported program")
+	}
+	dir := t.TempDir()
+	buildProbe(t, dir)
+	bpf := filepath.Join(dir, "agent.bpf")
+	if err := os.WriteFile(bpf, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(bpf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(bwrap, "--dev-bind", "/", "/", "--seccomp", "3", "--", filepath.Join(dir, "probe"), "bpf", "netlink-highbits", "clone3", "tcp")
+	cmd.ExtraFiles = []*os.File{f}
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bwrap --seccomp: %s\n%s", err, got)
+	}
+	if want := "bpf EPERM\nnetlink-highbits EPERM\nclone3 ENOSYS\ntcp ok\n"; string(got) != want {
+		t.Errorf("under bwrap with the exported program: got %q, want %q", got, want)
+	}
+}
