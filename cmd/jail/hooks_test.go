@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -207,12 +208,37 @@ func TestShellShim(t *testing.T) {
 		t.Errorf("$JAIL_PROFILE not applied: exit %d stderr %q", r.Code, r.Stderr)
 	}
 
+	// Without -c, sh reads its commands from stdin (a pipe here; a terminal makes it interactive).
+	r, err := hookstest.ExecIn(dir, "echo from-stdin $((2+3))\n"+nsCommand+"\nexit 4\n", nil, shim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := strings.Cut(r.Stdout, "\n")
+	if r.Code != 4 || first != "from-stdin 5" {
+		t.Fatalf("jail-sh < script: exit %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	checkSandboxed(t, hookstest.Result{Stdout: rest})
+
+	// On a terminal it is an interactive shell (script(1) gives it one).
+	if _, err := exec.LookPath("script"); err == nil {
+		r, err := hookstest.ExecIn(dir, "echo interactive $((2+3)); exit 4\n", nil, "script", "-qec", shim, "/dev/null")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The terminal echoes the input line with $((2+3)) unexpanded; only the shell prints 5.
+		if r.Code != 4 || !strings.Contains(r.Stdout, "interactive 5") {
+			t.Errorf("interactive jail-sh: exit %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
+		}
+	} else {
+		t.Log("script(1) not installed: interactive use not checked")
+	}
+
 	makefile := "all:\n\t@echo made $$((6*7))\n\t@" + nsCommand + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte(makefile), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r = run(nil, "make", "-s", "SHELL="+shim)
-	first, rest, _ := strings.Cut(r.Stdout, "\n")
+	first, rest, _ = strings.Cut(r.Stdout, "\n")
 	if r.Code != 0 || first != "made 42" {
 		t.Fatalf("make: exit %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
 	}

@@ -216,11 +216,17 @@ func Bash(dir, command string, env ...string) (Result, error) {
 // Exec runs name with args in dir ("" for the current one), env added to this process's
 // environment, stdin empty, bounded to a minute. A non-zero exit is a Result, not an error.
 func Exec(dir string, env []string, name string, args ...string) (Result, error) {
+	return ExecIn(dir, "", env, name, args...)
+}
+
+// ExecIn is Exec with stdin.
+func ExecIn(dir, stdin string, env []string, name string, args ...string) (Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
