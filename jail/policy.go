@@ -14,6 +14,7 @@ func landlockConfig(spec *profiles.Spec) landlock.Config {
 		Mode:        spec.Landlock.Mode,
 		Read:        spec.Landlock.Read,
 		Write:       spec.Landlock.Write,
+		List:        spec.Landlock.List,
 		TCPConnect:  net.TCPConnect,
 		TCPBind:     net.TCPBind,
 		RestrictTCP: restrictsTCP(spec),

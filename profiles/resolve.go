@@ -142,9 +142,11 @@ func limits(l LimitRules) Limits {
 // landlockRules mirrors the mounts: read-only grants (and /proc, and the empty home
 // directory) may be read and executed; writable binds, tmpfs mounts and /dev get every right.
 // Masks add nothing: Landlock rights only add up down a hierarchy, so the mounts enforce them.
+// Every directory may be listed: the new root holds only the grants, so listing reveals no more
+// than the mounts already show, and `ls /` or os.listdir("..") keep working.
 // [landlock] read or write, when set, replace the mirrored list.
 func landlockRules(rules LandlockRules, mounts []Mount) Landlock {
-	l := Landlock{Mode: cmp.Or(rules.Mode, defaultLandlockMode)}
+	l := Landlock{Mode: cmp.Or(rules.Mode, defaultLandlockMode), List: []string{"/"}}
 	for _, m := range mounts {
 		switch m.Kind {
 		case MountROBind, MountProc, MountDir:

@@ -108,6 +108,7 @@ type Landlock struct {
 	Mode  string   `json:"mode"`
 	Read  []string `json:"read,omitempty"`  // read + execute
 	Write []string `json:"write,omitempty"` // every filesystem right
+	List  []string `json:"list,omitempty"`  // directory listing only
 }
 
 // Syscalls is the seccomp policy.
