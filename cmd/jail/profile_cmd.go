@@ -61,12 +61,16 @@ func checkProfiles(files []string, host profiles.Host, stdio jail.Stdio) int {
 	status := 0
 	for _, file := range files {
 		p, err := profiles.Load(file, host)
+		var spec *profiles.Spec
 		if err == nil {
-			_, err = profiles.Resolve(p, host, []string{"true"})
+			spec, err = profiles.Resolve(p, host, []string{"true"})
 		}
 		if err != nil {
 			status = fail(stdio.Err, err)
 			continue
+		}
+		for _, w := range spec.Warnings {
+			fmt.Fprintf(stdio.Out, "%s: warning: %s\n", file, w)
 		}
 		fmt.Fprintf(stdio.Out, "%s: ok\n", file)
 	}

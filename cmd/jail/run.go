@@ -23,17 +23,17 @@ type runFlags struct {
 }
 
 func newRunFlagSet(w io.Writer) (*flag.FlagSet, *runFlags) {
-	f := &runFlags{}
+	f := &runFlags{overlay: profiles.Profile{Source: "command line"}}
 	o := &f.overlay
 	fs := flag.NewFlagSet("jail", flag.ContinueOnError)
 	fs.SetOutput(w)
 	fs.Usage = func() { fmt.Fprint(w, usage) }
 	fs.StringVar(&f.profile, "p", defaultProfile, "")
 	fs.StringVar(&f.profile, "profile", defaultProfile, "")
-	fs.Var((*stringList)(&o.Filesystem.Read), "ro", "")
-	fs.Var((*stringList)(&o.Filesystem.Write), "rw", "")
-	fs.Var((*stringList)(&o.Filesystem.Hide), "hide", "")
-	fs.Var((*stringList)(&o.Filesystem.Tmpfs), "tmpfs", "")
+	fs.Var((*pathList)(&o.Filesystem.Read), "ro", "")
+	fs.Var((*pathList)(&o.Filesystem.Write), "rw", "")
+	fs.Var((*pathList)(&o.Filesystem.Hide), "hide", "")
+	fs.Var((*pathList)(&o.Filesystem.Tmpfs), "tmpfs", "")
 	fs.StringVar(&o.Network.Mode, "net", "", "")
 	fs.Var((*stringList)(&o.Process.Env), "env", "")
 	fs.StringVar(&o.Process.Cwd, "cwd", "", "")
@@ -78,6 +78,9 @@ func runCommand(args []string, stdio jail.Stdio) int {
 		return fail(stdio.Err, err)
 	}
 	spec.Verbose = f.verbose
+	for _, w := range spec.Warnings {
+		fmt.Fprintf(stdio.Err, "jail: warning: %s\n", w)
+	}
 	if f.dryRun {
 		return printJSON(stdio, spec)
 	}
