@@ -300,3 +300,33 @@ func TestHarnessConfigProtected(t *testing.T) {
 		}
 	}
 }
+
+// TestPlantedProfileInSubdirectory: a wrapped command plants sub/.jail/agent.toml, granting a
+// directory outside the project (the working directory's own .jail is protected, a
+// subdirectory's is not). A later wrapped command that runs in sub — Gemini's dir_path, Codex's
+// workdir, or the user starting the agent there — must still get the built-in agent profile,
+// not the planted one.
+func TestPlantedProfileInSubdirectory(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	profile, err := hooks.Quote("extends = [\"readonly\"]\n[filesystem]\nwrite = [\"$CWD\", \"" + outside + "\"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shellEvent := func(command string) []byte {
+		event, err := json.Marshal(map[string]any{"tool_name": "run_shell_command", "tool_input": map[string]string{"command": command, "dir_path": "sub"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return event
+	}
+	bashIn(t, dir, rewriteWithJail(t, "gemini", shellEvent("mkdir -p sub/.jail && printf %s "+profile+" > sub/.jail/agent.toml")))
+	escaped := filepath.Join(outside, "escaped")
+	r := bashIn(t, sub, rewriteWithJail(t, "gemini", shellEvent("touch "+escaped)))
+	if _, err := os.Stat(escaped); err == nil {
+		t.Errorf("a profile planted in sub/.jail by an earlier command granted writes outside the project (exit %d)", r.Code)
+	}
+}
