@@ -244,6 +244,21 @@ func TestShellShim(t *testing.T) {
 	}
 	checkSandboxed(t, hookstest.Result{Stdout: rest})
 
+	// Node's child_process and Python's subprocess, which agent harnesses are written in, run
+	// [shell, "-c", command] when given a shell.
+	for _, caller := range [][]string{
+		{"node", "-e", `require("child_process").exec("echo caller $((6*7))", {shell: process.argv[1]}, (e, out) => { process.stdout.write(out); process.exitCode = e ? 1 : 0 })`, shim},
+		{"python3", "-c", `import subprocess, sys; sys.stdout.write(subprocess.run("echo caller $((6*7))", shell=True, executable=sys.argv[1], capture_output=True, text=True, check=True).stdout)`, shim},
+	} {
+		if _, err := exec.LookPath(caller[0]); err != nil {
+			t.Logf("%s not installed: not checked as a caller", caller[0])
+			continue
+		}
+		if r := run(nil, caller[0], caller[1:]...); r.Code != 0 || r.Stdout != "caller 42\n" {
+			t.Errorf("%s caller: exit %d stdout %q stderr %q", caller[0], r.Code, r.Stdout, r.Stderr)
+		}
+	}
+
 	// `jail shell` is the same shim without a symlink.
 	stdout, stderr, code := runJail(t, "shell", "-c", `echo "$0"`, "via-subcommand")
 	requireWired(t, stderr, "exec shell")
