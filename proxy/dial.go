@@ -13,11 +13,21 @@ import (
 // (loopback, private, ... unless granted) and dials the remaining ones in order. The address
 // checked is the address dialed: nothing is resolved twice, so DNS rebinding between check and
 // connect cannot happen. When every address is refused the error is a *Denial (recorded).
-func (s *Server) connect(ctx context.Context, t target) (net.Conn, error) {
+//
+// A panic in here (the hooks included) fails the connection: the HTTP transport dials on its
+// own goroutines, where nothing else would catch it.
+func (s *Server) connect(ctx context.Context, t target) (c net.Conn, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if c != nil {
+				_ = c.Close()
+			}
+			c, err = nil, s.internalError(r)
+		}
+	}()
 	addrs := []netip.Addr{t.ip}
 	if !t.ip.IsValid() {
 		rctx, cancel := context.WithTimeout(ctx, s.opts.DialTimeout)
-		var err error
 		addrs, err = s.opts.LookupIP(rctx, t.name)
 		cancel()
 		if err != nil {
@@ -40,10 +50,10 @@ func (s *Server) connect(ctx context.Context, t target) (net.Conn, error) {
 			continue
 		}
 		dctx, cancel := context.WithTimeout(ctx, s.opts.DialTimeout)
-		c, err := s.opts.Dial(dctx, netip.AddrPortFrom(ip.Unmap(), t.port))
+		conn, err := s.opts.Dial(dctx, netip.AddrPortFrom(ip.Unmap(), t.port))
 		cancel()
 		if err == nil {
-			return c, nil
+			return conn, nil
 		}
 		lastErr = err
 	}

@@ -199,3 +199,29 @@ func TestSystemResolver(t *testing.T) {
 		t.Errorf("localhost with allow_private: %d %q", code, body)
 	}
 }
+
+// TestPanicFailsClosed: a bug in a decision ends that one connection, never lets it through,
+// and the proxy goes on serving.
+func TestPanicFailsClosed(t *testing.T) {
+	_, port := upstream(t, hello)
+	tp := startProxy(t, Policy{Allow: []string{"boom.test:" + port, "ok.test:" + port}, AllowPrivate: true}, nil, func(o *Options) {
+		o.LookupIP = func(_ context.Context, host string) ([]netip.Addr, error) {
+			if host == "boom.test" {
+				panic("resolver bug")
+			}
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		}
+	})
+	if _, _, err := socks5h(tp.addr, "boom.test", port); err == nil {
+		t.Error("SOCKS5 through a panicking decision succeeded")
+	}
+	if !strings.Contains(tp.log.String(), "proxy error, connection closed: resolver bug") {
+		t.Errorf("log %q", tp.log.String())
+	}
+	if code, body := tp.get(t, "http://boom.test:"+port+"/"); code != http.StatusBadGateway || !strings.Contains(body, "proxy error") {
+		t.Errorf("HTTP through a panicking decision: %d %q", code, body)
+	}
+	if code, body := tp.get(t, "http://ok.test:"+port+"/"); code != 200 {
+		t.Errorf("after the panics: %d %q", code, body)
+	}
+}

@@ -222,10 +222,20 @@ func (s *Server) forget(c *conn) {
 	s.mu.Unlock()
 }
 
-// serveConn sniffs the first byte and hands the connection to SOCKS5 or HTTP.
+// serveConn sniffs the first byte and hands the connection to SOCKS5 or HTTP. A bug that
+// panics here ends this connection (closed: nothing gets through), not jail and its sandbox.
 func (s *Server) serveConn(raw net.Conn) {
-	c := s.adopt(raw)
-	if c == nil {
+	var c *conn
+	defer func() {
+		if r := recover(); r != nil {
+			_ = raw.Close()
+			if c != nil {
+				_ = c.Close()
+			}
+			s.internalError(r)
+		}
+	}()
+	if c = s.adopt(raw); c == nil {
 		_ = raw.Close()
 		return
 	}
@@ -258,6 +268,15 @@ func (s *Server) serveConn(raw net.Conn) {
 			_ = c.Close()
 		}
 	}
+}
+
+// internalError logs a recovered panic: a bug, reported even when quiet.
+func (s *Server) internalError(r any) error {
+	err := fmt.Errorf("jail: network: proxy error, connection closed: %v", r)
+	s.logMu.Lock()
+	fmt.Fprintln(s.opts.Log, err)
+	s.logMu.Unlock()
+	return err
 }
 
 // conn is a tracked client connection that replays its sniffed first byte.
