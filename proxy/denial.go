@@ -73,6 +73,9 @@ func (d *Denial) Message() string {
 
 // logLine is the one stderr line for a denial.
 func (d *Denial) logLine() string {
+	if d.Host == MoreHosts {
+		return "jail: network: " + d.Reason + "\n"
+	}
 	line := fmt.Sprintf("jail: network: denied %s: %s", hostPort(d.Host, d.Port), d.Reason)
 	if d.Hint != "" {
 		line += " (" + d.Hint + ")"
@@ -96,11 +99,24 @@ func (s *Server) decide(host string, port uint16) (target, *Denial) {
 	return t, d
 }
 
+// maxDenials bounds the distinct destinations kept (and logged): a command trying endless
+// names must not grow jail's memory or flood the terminal. The rest are counted together in
+// one last entry, Denial{Host: MoreHosts}.
+const maxDenials = 1000
+
+// MoreHosts is the Host of the entry counting refusals beyond maxDenials destinations.
+const MoreHosts = "(more destinations)"
+
 // record counts a denial and logs it the first time its host and port are refused.
 func (s *Server) record(d *Denial) {
 	key := hostPort(d.Host, d.Port)
 	s.mu.Lock()
 	i, seen := s.denialIdx[key]
+	if !seen && len(s.denials) >= maxDenials {
+		key = MoreHosts
+		i, seen = s.denialIdx[key]
+		d = &Denial{Host: MoreHosts, Reason: "too many destinations to list; no more are logged"}
+	}
 	if seen {
 		s.denials[i].Count++
 	} else {

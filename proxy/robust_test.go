@@ -385,3 +385,23 @@ func countFDs(t testing.TB) int {
 	}
 	return len(ents)
 }
+
+// TestDenialsBounded: endless distinct names cost one entry and one log line each up to the
+// bound, then only a count.
+func TestDenialsBounded(t *testing.T) {
+	tp := startProxy(t, Policy{}, nil, nil)
+	for i := range maxDenials + 50 {
+		tp.srv.decide(fmt.Sprintf("h%d.test", i), 443)
+	}
+	tp.srv.decide("h0.test", 443)
+	d := tp.srv.Denials()
+	if len(d) != maxDenials+1 || d[0].Count != 2 || d[maxDenials].Host != MoreHosts || d[maxDenials].Count != 50 {
+		t.Fatalf("%d entries, first %+v, last %+v", len(d), d[0], d[len(d)-1])
+	}
+	if n := strings.Count(tp.log.String(), "\n"); n != maxDenials+1 {
+		t.Errorf("%d log lines", n)
+	}
+	if s := Summary(d); !strings.HasPrefix(s, fmt.Sprintf("jail: network: %d connection(s) denied, to ", maxDenials+51)) || !strings.Contains(s, fmt.Sprintf(", %d more (allow", maxDenials-10+50)) {
+		t.Errorf("summary %.200q…%q", s, s[len(s)-80:])
+	}
+}
