@@ -1,6 +1,11 @@
 package proxy
 
 import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
@@ -145,4 +150,60 @@ func gitCmd(env []string, args ...string) (string, error) {
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// TestPipDownload: pip fetches a package from an HTTPS index through the proxy (CONNECT), as it
+// would from PyPI. pypi.test resolves only in the proxy, so pip cannot have gone around it.
+func TestPipDownload(t *testing.T) {
+	if out, err := exec.Command("python3", "-m", "pip", "--version").CombinedOutput(); err != nil {
+		t.Skipf("no pip: %v %s", err, out)
+	}
+	wheel := demoWheel(t)
+	index := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/simple/demo/":
+			fmt.Fprint(w, `<html><body><a href="/files/demo-1.0-py3-none-any.whl">demo-1.0-py3-none-any.whl</a></body></html>`)
+		case "/files/demo-1.0-py3-none-any.whl":
+			_, _ = w.Write(wheel)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer index.Close()
+	port := portOf(t, index.Listener.Addr())
+	tp := startProxy(t, Policy{Allow: []string{"pypi.test:" + port}, AllowPrivate: true}, map[string]string{"pypi.test": "127.0.0.1"}, nil)
+	dir := t.TempDir()
+	env := append(append(cleanEnv(), "PIP_CONFIG_FILE=/dev/null", "HOME="+dir), Env(tp.addr, tp.addr)...)
+	_, errOut, err := run(t, env, "python3", "-m", "pip", "download", "--no-deps", "--no-cache-dir",
+		"--disable-pip-version-check", "--trusted-host", "pypi.test:"+port,
+		"--index-url", "https://pypi.test:"+port+"/simple/", "-d", dir, "demo")
+	if err != nil {
+		t.Fatalf("pip download: %v\n%s", err, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "demo-1.0-py3-none-any.whl")); err != nil {
+		t.Errorf("wheel not downloaded: %v", err)
+	}
+}
+
+// demoWheel builds the smallest wheel pip accepts.
+func demoWheel(t *testing.T) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for name, body := range map[string]string{
+		"demo/__init__.py":                 "",
+		"demo-1.0.dist-info/METADATA":      "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n",
+		"demo-1.0.dist-info/WHEEL":         "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+		"demo-1.0.dist-info/RECORD":        "",
+		"demo-1.0.dist-info/top_level.txt": "demo\n",
+	} {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.WriteString(w, body)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
