@@ -40,12 +40,13 @@ func (s *Server) connect(ctx context.Context, t target) (c net.Conn, err error) 
 	var lastErr error
 	var refused *Denial
 	for _, ip := range addrs {
-		if ok, reason := s.pol.addrAllowed(ip, t.port); !ok {
+		if ok, reason, denyEntry := s.pol.addrAllowed(ip, t.port); !ok {
 			if refused == nil {
-				refused = newDenial(t.host(), t.port, reason, hintPrivate, "")
-				if t.ip.IsValid() { // a literal refused here sits in a deny entry
-					refused.Hint = ""
+				kind := hintPrivate
+				if denyEntry != "" {
+					kind = hintDeny
 				}
+				refused = newDenial(t.host(), t.port, reason, kind, denyEntry)
 			}
 			continue
 		}

@@ -223,23 +223,24 @@ func (p *policy) decide(host string, port uint16) (target, *Denial) {
 // addrAllowed checks one address a target resolved to (or its literal) before connecting.
 // An IPv4-mapped IPv6 address is judged as the IPv4 address it is (and dialed as such), so
 // ::ffff:127.0.0.1 is loopback. (Go's resolver returns A records in that form, too.)
-func (p *policy) addrAllowed(resolved netip.Addr, port uint16) (bool, string) {
+// denyEntry names the deny entry that refused it, if one did.
+func (p *policy) addrAllowed(resolved netip.Addr, port uint16) (ok bool, reason, denyEntry string) {
 	ip := resolved.Unmap()
 	for i := range p.deny {
 		if p.deny[i].ip.IsValid() && p.deny[i].matches("", ip, port, true) {
-			return false, fmt.Sprintf("%s matches the deny entry %q", ip, p.deny[i].text)
+			return false, fmt.Sprintf("%s matches the deny entry %q", ip, p.deny[i].text), p.deny[i].text
 		}
 	}
 	for i := range p.allow {
 		if p.allow[i].ip.IsValid() && p.allow[i].matches("", ip, port, false) {
-			return true, ""
+			return true, "", ""
 		}
 	}
 	class, never := classify(ip)
 	if class == "" || (p.allowPrivate && !never) {
-		return true, ""
+		return true, "", ""
 	}
-	return false, fmt.Sprintf("%s is not a public address (%s)", ip, class)
+	return false, fmt.Sprintf("%s is not a public address (%s)", ip, class), ""
 }
 
 func (t target) host() string {

@@ -145,14 +145,14 @@ func TestAddrGuard(t *testing.T) {
 	}
 	for _, c := range cases {
 		ip := netip.MustParseAddr(c.ip)
-		if ok, why := strict.addrAllowed(ip, 443); ok != c.strict {
+		if ok, why, _ := strict.addrAllowed(ip, 443); ok != c.strict {
 			t.Errorf("strict %s: %v (%s), want %v", c.ip, ok, why, c.strict)
 		}
-		if ok, why := loose.addrAllowed(ip, 443); ok != c.loose {
+		if ok, why, _ := loose.addrAllowed(ip, 443); ok != c.loose {
 			t.Errorf("allow_private %s: %v (%s), want %v", c.ip, ok, why, c.loose)
 		}
 	}
-	if ok, _ := strict.addrAllowed(netip.MustParseAddr("203.0.113.5"), 443); ok {
-		t.Error("a deny literal did not refuse a resolved address")
+	if ok, _, entry := strict.addrAllowed(netip.MustParseAddr("203.0.113.5"), 443); ok || entry != "203.0.113.5" {
+		t.Errorf("a deny literal did not refuse a resolved address (%q)", entry)
 	}
 }
