@@ -305,13 +305,6 @@ func (c *conn) Close() error {
 	return c.err
 }
 
-func (c *conn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return errors.ErrUnsupported
-}
-
 func (c *conn) rawConn() net.Conn {
 	if len(c.prefix) > 0 {
 		return c
