@@ -39,7 +39,8 @@ func (s *Server) connect(ctx context.Context, t target) (c net.Conn, err error) 
 	}
 	var lastErr error
 	var refused *Denial
-	for _, ip := range addrs {
+	deadline := time.Now().Add(s.opts.DialTimeout)
+	for i, ip := range addrs {
 		if ok, reason, denyEntry := s.pol.addrAllowed(ip, t.port); !ok {
 			if refused == nil {
 				kind := hintPrivate
@@ -50,7 +51,7 @@ func (s *Server) connect(ctx context.Context, t target) (c net.Conn, err error) 
 			}
 			continue
 		}
-		dctx, cancel := context.WithTimeout(ctx, s.opts.DialTimeout)
+		dctx, cancel := context.WithDeadline(ctx, attemptDeadline(deadline, len(addrs)-i))
 		conn, err := s.opts.Dial(dctx, netip.AddrPortFrom(ip.Unmap(), t.port))
 		cancel()
 		if err == nil {
@@ -63,6 +64,18 @@ func (s *Server) connect(ctx context.Context, t target) (c net.Conn, err error) 
 	}
 	s.record(refused)
 	return nil, refused
+}
+
+// attemptDeadline shares what is left of the dial time among the addresses left to try (at
+// least 2s each, as net.Dialer does), so one address that drops SYNs — an IPv6 address without
+// a route, say — does not use up the whole timeout before the next is tried.
+func attemptDeadline(deadline time.Time, left int) time.Time {
+	remaining := time.Until(deadline)
+	share := max(remaining/time.Duration(left), 2*time.Second)
+	if share >= remaining {
+		return deadline
+	}
+	return time.Now().Add(share)
 }
 
 // defaultDial connects to exactly one address.

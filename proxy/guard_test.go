@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestAllowedNameResolvingToLoopbackIsRefused(t *testing.T) {
@@ -223,5 +224,26 @@ func TestPanicFailsClosed(t *testing.T) {
 	}
 	if code, body := tp.get(t, "http://ok.test:"+port+"/"); code != 200 {
 		t.Errorf("after the panics: %d %q", code, body)
+	}
+}
+
+// TestBlackholedAddressDoesNotStarveTheNext: the first address never answers; the second is
+// still tried within the dial timeout.
+func TestBlackholedAddressDoesNotStarveTheNext(t *testing.T) {
+	_, port := upstream(t, hello)
+	black := netip.MustParseAddr("2001:4860::1") // never contacted: the dial hook just waits
+	tp := startProxy(t, Policy{Allow: []string{"two.test:" + port}}, map[string]string{"two.test": "2001:4860::1,93.184.215.14"}, func(o *Options) {
+		o.DialTimeout = 5 * time.Second
+		o.Dial = func(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
+			if a.Addr() == black {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), a.Port()).String())
+		}
+	})
+	if code, body := tp.get(t, "http://two.test:"+port+"/"); code != 200 {
+		t.Errorf("%d %q", code, body)
 	}
 }
