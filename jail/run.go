@@ -171,10 +171,11 @@ func (sb *sandbox) sendPlan(bpf []byte) {
 }
 
 // initAttr is how init is created: every namespace the Spec asks for, the caller's identity
-// mapped in, and death with jail's thread.
+// mapped in, death with jail's thread, and a session of its own, so that the terminal's Ctrl-C
+// reaches only jail, which forwards it once, rather than init as well.
 func initAttr(spec *profiles.Spec) *syscall.SysProcAttr {
 	flags, _ := namespaces(spec.Namespaces)
-	attr := &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL}
+	attr := &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL, Setsid: true}
 	if !spec.Namespaces.User {
 		return attr
 	}

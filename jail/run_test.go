@@ -336,13 +336,8 @@ func waitFor(t *testing.T, f func() int) int {
 
 // findProcess returns the host pid of the process whose cmdline is exactly cmdline, or 0.
 func findProcess(cmdline string) int {
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		if b, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline"); bytes.Equal(b, []byte(cmdline)) {
+	for _, pid := range procPIDs() {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); bytes.Equal(b, []byte(cmdline)) {
 			return pid
 		}
 	}
@@ -480,4 +475,65 @@ func TestRusageReachesCaller(t *testing.T) {
 	if ru.Maxrss < 64*1024 {
 		t.Errorf("children's peak RSS %d KB, want at least the command's 65536 KB", ru.Maxrss)
 	}
+}
+
+// TestInitHasOwnSession checks init is outside jail's process group and session: a Ctrl-C from
+// the terminal reaches only jail (which forwards it), not init a second time.
+func TestInitHasOwnSession(t *testing.T) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inR.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(testSpec("sh", "-c", "echo ready; read x"), Stdio{In: inR, Out: outW})
+		outW.Close()
+	}()
+	defer func() { inW.Close(); <-done }() // EOF ends the command's read
+	if line, _ := bufio.NewReader(outR).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("command said %q", line)
+	}
+	var init []string
+	for _, pid := range procPIDs() {
+		if st := procStat(pid); len(st) > 3 && st[1] == strconv.Itoa(os.Getpid()) && procArg0(pid) == initArg0 {
+			init = st
+		}
+	}
+	sid, _ := unix.Getsid(0)
+	if init == nil || init[2] == strconv.Itoa(syscall.Getpgrp()) || init[3] == strconv.Itoa(sid) {
+		t.Errorf("init (stat fields %q) not found or shares jail's process group or session", init)
+	}
+}
+
+// procPIDs lists the pids in /proc.
+func procPIDs() []int {
+	dirs, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, d := range dirs {
+		if pid, err := strconv.Atoi(d.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// procStat returns the fields of /proc/PID/stat after "(comm)": state, ppid, pgrp, session, ….
+func procStat(pid int) []string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.Fields(rest)
+}
+
+// procArg0 returns argv[0] of process pid.
+func procArg0(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	arg0, _, _ := strings.Cut(string(b), "\x00")
+	return arg0
 }
