@@ -376,3 +376,26 @@ func TestSeccompExportForBwrap(t *testing.T) {
 		t.Errorf("under bwrap with the exported program: got %q, want %q", got, want)
 	}
 }
+
+// TIOCSTI on the terminal jail was started from (under script(1), standard input is a
+// terminal): pushing keystrokes into the user's shell must fail, and by the filter's hand.
+func TestSeccompTIOCSTIOnCallersTerminal(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no script(1) to give jail a terminal")
+	}
+	dir := t.TempDir()
+	buildProbe(t, dir)
+	for profile, want := range map[string]string{"agent": "EPERM", markerProfile(t): "EHWPOISON"} {
+		line := strings.Join([]string{jailBin, "-p", profile, "--", "./probe", "tiocsti-stdin"}, " ")
+		cmd := exec.Command(script, "-qec", line, "/dev/null")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("script -c %q: %s\n%s", line, err, out)
+		}
+		if !strings.Contains(string(out), "tiocsti-stdin "+want) {
+			t.Errorf("-p %s: TIOCSTI on the caller's terminal: got %q, want %s", profile, out, want)
+		}
+	}
+}

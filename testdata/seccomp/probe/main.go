@@ -32,6 +32,7 @@ var attempts = map[string]func() syscall.Errno{
 	"userfaultfd":     func() syscall.Errno { return raw(unix.SYS_USERFAULTFD, unix.O_CLOEXEC|uffdUserModeOnly) },
 	"tiocsti":         func() syscall.Errno { return onPty(unix.TIOCSTI) },
 	"tioclinux":       func() syscall.Errno { return onPty(unix.TIOCLINUX) },
+	"tiocsti-stdin":   tiocstiStdin,
 	"netlink-route":   func() syscall.Errno { return socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE) },
 	"netlink-diag":    func() syscall.Errno { return socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_SOCK_DIAG) },
 	"netlink-highbits": func() syscall.Errno {
@@ -194,6 +195,13 @@ func onPty(cmd uintptr) syscall.Errno {
 		ptyByte = 0
 	}
 	return raw(unix.SYS_IOCTL, uintptr(tty), cmd, addr(&ptyByte))
+}
+
+// tiocstiStdin pushes a byte into the terminal on standard input: the terminal of the user who
+// started jail, unless jail gave the command one of its own.
+func tiocstiStdin() syscall.Errno {
+	ptyByte = '\n'
+	return raw(unix.SYS_IOCTL, 0, unix.TIOCSTI, addr(&ptyByte))
 }
 
 // atChild runs attempt against a child process of this program (the attack on another
