@@ -399,3 +399,13 @@ func TestSeccompTIOCSTIOnCallersTerminal(t *testing.T) {
 		}
 	}
 }
+
+// NETLINK_ROUTE stays open for read-only tools (ip, getaddrinfo with AI_ADDRCONFIG).
+func TestSeccompIPAddr(t *testing.T) {
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("no ip(8)")
+	}
+	if out := jailSh(t, t.TempDir(), "ip -o -4 addr show lo"); !strings.Contains(out, "127.0.0.1/8") {
+		t.Fatalf("got %q", out)
+	}
+}
