@@ -405,3 +405,41 @@ func TestDenialsBounded(t *testing.T) {
 		t.Errorf("summary %.200q…%q", s, s[len(s)-80:])
 	}
 }
+
+// TestEarlyData: bytes a client sends right behind its CONNECT header or SOCKS5 request,
+// before the answer, reach the upstream first and in order.
+func TestEarlyData(t *testing.T) {
+	port := tcpServer(t, echo)
+	tp := startProxy(t, Policy{Allow: []string{"echo.test:" + port}, AllowPrivate: true}, map[string]string{"echo.test": "127.0.0.1"}, nil)
+
+	c, err := net.Dial("tcp", tp.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT echo.test:%s HTTP/1.1\r\nHost: echo.test\r\n\r\nearly bird", port)
+	br := bufio.NewReader(c)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v", err)
+	}
+	got := make([]byte, len("early bird"))
+	if _, err := io.ReadFull(br, got); err != nil || string(got) != "early bird" {
+		t.Errorf("CONNECT early data: %q %v", got, err)
+	}
+
+	s, err := net.Dial("tcp", tp.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p := atoi(port)
+	req := append([]byte{5, 1, 0, 5, 1, 0, 3, 9}, "echo.test"...)
+	req = append(append(req, byte(p>>8), byte(p)), "optimistic"...)
+	if _, err := s.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	reply := make([]byte, 2+10+len("optimistic"))
+	if _, err := io.ReadFull(s, reply); err != nil || reply[3] != 0 || string(reply[12:]) != "optimistic" {
+		t.Errorf("SOCKS5 early data: %q %v", reply, err)
+	}
+}
