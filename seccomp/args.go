@@ -84,8 +84,7 @@ var personalityAllowed = []uint32{perLinux, perLinux32, uname26, uname26 | perLi
 
 // argChecks returns the built-in argument checks; blockMPTCP adds the MPTCP one.
 func argChecks(blockMPTCP bool) []argCheck {
-	checks := []argCheck{socketCheck()}
-	checks = append(checks, namespaceChecks()...)
+	checks := append(socketChecks(), namespaceChecks()...)
 	checks = append(checks, terminalCheck(), personalityCheck())
 	if blockMPTCP {
 		checks = append(checks, argCheck{
@@ -98,23 +97,28 @@ func argChecks(blockMPTCP bool) []argCheck {
 	return checks
 }
 
-// socketCheck denies every address family but allowedFamilies (netlink only for
-// NETLINK_ROUTE) and raw IPv4/IPv6 sockets.
-func socketCheck() argCheck {
-	c := argCheck{name: "socket", why: "exotic address families, raw sockets, netlink other than NETLINK_ROUTE"}
+// socketChecks deny every address family but allowedFamilies (netlink only for NETLINK_ROUTE)
+// and raw IPv4/IPv6 sockets, on socket and on socketpair: socketpair creates its sockets
+// through the same family code (loading the family's module on demand) before it can fail.
+func socketChecks() []argCheck {
+	var matches [][]cond
 	for _, block := range coverBlocks(allowedFamilies, familyBits) {
-		c.matches = append(c.matches, []cond{masked(0, block.mask, block.value)})
+		matches = append(matches, []cond{masked(0, block.mask, block.value)})
 	}
-	c.matches = append(c.matches,
+	matches = append(matches,
 		[]cond{above64(0, 1<<familyBits-1)},
 		[]cond{low32(0, unix.AF_NETLINK), notEq64(2, unix.NETLINK_ROUTE)},
 	)
 	for _, family := range []uint32{unix.AF_INET, unix.AF_INET6} {
 		for _, typ := range []uint32{unix.SOCK_RAW, unix.SOCK_PACKET} {
-			c.matches = append(c.matches, []cond{low32(0, family), masked(1, sockTypeMask, typ)})
+			matches = append(matches, []cond{low32(0, family), masked(1, sockTypeMask, typ)})
 		}
 	}
-	return c
+	const why = "exotic address families, raw sockets, netlink other than NETLINK_ROUTE"
+	return []argCheck{
+		{name: "socket", why: why, matches: matches},
+		{name: "socketpair", why: why, matches: matches},
+	}
 }
 
 // namespaceChecks deny new namespaces through clone and unshare (clone3 answers ENOSYS).

@@ -145,7 +145,7 @@ func TestDescribe(t *testing.T) {
 	for _, c := range s.Checks {
 		checked = append(checked, c.Syscall)
 	}
-	if !slices.Equal(checked, []string{"socket", "clone", "unshare", "personality", "socket"}) {
+	if !slices.Equal(checked, []string{"socket", "socketpair", "clone", "unshare", "personality", "socket"}) {
 		t.Errorf("checks on %v", checked)
 	}
 	if !slices.Equal(s.ENOSYS, []string{"clone3"}) {

@@ -52,7 +52,7 @@ var blocked = []string{
 	"unshare-user", "unshare-net", "clone-newuser", "setns",
 	"io_uring_setup", "bpf", "keyctl", "add_key", "perf_event_open", "userfaultfd",
 	"tiocsti", "tioclinux",
-	"netlink-diag", "netlink-highbits", "packet", "vsock", "raw-inet",
+	"netlink-diag", "netlink-highbits", "packet", "vsock", "raw-inet", "socketpair-tipc",
 	"ptrace-child", "process_vm_readv", "personality-aslr",
 }
 

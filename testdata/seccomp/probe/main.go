@@ -40,6 +40,7 @@ var attempts = map[string]func() syscall.Errno{
 	},
 	"packet":            func() syscall.Errno { return socket(unix.AF_PACKET, unix.SOCK_DGRAM, 0) },
 	"vsock":             func() syscall.Errno { return socket(unix.AF_VSOCK, unix.SOCK_STREAM, 0) },
+	"socketpair-tipc":   socketpairTIPC,
 	"raw-inet":          func() syscall.Errno { return socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP) },
 	"tcp":               func() syscall.Errno { return socket(unix.AF_INET, unix.SOCK_STREAM, 0) },
 	"unix":              func() syscall.Errno { return socket(unix.AF_UNIX, unix.SOCK_STREAM, 0) },
@@ -263,4 +264,14 @@ func errnoOf(err error) syscall.Errno {
 		return errnoOf(se.Err)
 	}
 	return syscall.EIO
+}
+
+// socketpairTIPC reaches an exotic family through socketpair instead of socket.
+func socketpairTIPC() syscall.Errno {
+	fds, err := unix.Socketpair(unix.AF_TIPC, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+	}
+	return errnoOf(err)
 }
