@@ -44,7 +44,8 @@ var ipcSyscalls = []string{
 // planFallback works out the fallback for spec on a kernel with Landlock ABI abi. The Landlock
 // grants are the Spec's, as the mounts mirror them, except what only a mount namespace could
 // give: tmpfs mounts, the minimal /dev and the empty home directory. Paths masked beneath a grant
-// (hides, tmpfs) are carved out of it: the grant moves to their siblings.
+// (hides, tmpfs) are carved out of it: the grant moves to their siblings. The Spec's List is not
+// used: in a new root it lists only grants, on the host it would list every directory.
 func planFallback(spec *profiles.Spec, abi int) (*fallbackPlan, error) {
 	p := &fallbackPlan{Landlock: landlock.Config{Mode: spec.Landlock.Mode, Scope: true}}
 	m := p.readMounts(spec)

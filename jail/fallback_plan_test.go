@@ -86,7 +86,7 @@ func TestPlanFallbackLosses(t *testing.T) {
 		Hostname:   "jail",
 		Namespaces: profiles.Namespaces{User: true, Mount: true, PID: true, IPC: true, UTS: true, Net: true},
 		Network:    profiles.Network{Mode: "none"},
-		Landlock:   profiles.Landlock{Mode: "best-effort", Read: []string{"/usr", "/proc", "/home/u"}, Write: []string{proj, "/tmp", "/dev"}},
+		Landlock:   profiles.Landlock{Mode: "best-effort", Read: []string{"/usr", "/proc", "/home/u"}, Write: []string{proj, "/tmp", "/dev"}, List: []string{"/"}},
 		Mounts: []profiles.Mount{
 			{Kind: profiles.MountROBind, Source: "/usr", Target: "/usr"},
 			{Kind: profiles.MountTmpfs, Target: "/tmp"},
@@ -117,6 +117,9 @@ func TestPlanFallbackLosses(t *testing.T) {
 	}
 	if slices.Contains(p.Landlock.Write, "/tmp") || slices.Contains(p.Landlock.Write, "/dev") || slices.Contains(p.Landlock.Read, "/home/u") {
 		t.Errorf("a sandbox-only mount became a host grant: read %q write %q", p.Landlock.Read, p.Landlock.Write)
+	}
+	if slices.Contains(p.Landlock.List, "/") {
+		t.Errorf("the new root's List / became a host grant: %q", p.Landlock.List)
 	}
 	if p.PrivateTmp != "/tmp" || !slices.Contains(p.Landlock.Write, "/dev/null") || !slices.Contains(p.Landlock.Write, proj) {
 		t.Errorf("private tmp %q, write %q", p.PrivateTmp, p.Landlock.Write)
