@@ -12,7 +12,7 @@ var defaultDeny = []string{
 	"mount", "umount2", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick",
 	"mount_setattr", "pivot_root", "chroot",
 	"swapon", "swapoff", "reboot", "acct", "quotactl", "quotactl_fd", "syslog",
-	"iopl", "ioperm", "lookup_dcookie", "nfsservctl",
+	"iopl", "ioperm", "modify_ldt", "uselib", "lookup_dcookie", "nfsservctl",
 	"open_by_handle_at", "name_to_handle_at", "setns",
 	// leaving the sandbox through another process
 	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
