@@ -56,6 +56,7 @@ func sandboxInit(cfg *initConfig) (int, error) {
 		{"make init non-dumpable", setNonDumpable},
 		{"build the root filesystem", setupRoot}, // mount*.go: tmpfs root, Spec.Mounts, pivot_root, read-only
 		{"bring up loopback", setupLoopback},
+		{"serve the egress proxy ports", startEgressPorts}, // egress.go
 		{"set hostname", setHostname},
 		{"set resource limits", setRlimits},
 		{"close inherited descriptors", closeInheritedFds},

@@ -70,6 +70,11 @@ func runSandbox(spec *profiles.Spec, stdio Stdio) (int, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
+	eg, err := startEgress(spec, stdio.Err) // egress.go; nil unless network mode "proxy"
+	if err != nil {
+		return ExitSetup, err
+	}
+	defer eg.close(stdio.Err)
 	sb, err := startSandbox(spec, stdio)
 	if err != nil {
 		return ExitSetup, err

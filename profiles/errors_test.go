@@ -19,7 +19,7 @@ func TestBadProfiles(t *testing.T) {
 		{"wrong-type.toml", 3, "filesystem.read", "wrong type: want a list of strings"},
 		{"missing-path.toml", 5, "filesystem.read", "missing required path /nonexistent/jail-testdata-missing"},
 		{"unknown-var.toml", 3, "filesystem.read", "unknown variable $NOPE"},
-		{"bad-network.toml", 3, "network.mode", `"bridge" is not valid (want none or host)`},
+		{"bad-network.toml", 3, "network.mode", `"bridge" is not valid (want none or host or proxy)`},
 		{"bad-landlock.toml", 3, "landlock.mode", `"strict" is not valid`},
 		{"bad-timeout.toml", 3, "limits.timeout", "not a positive duration"},
 		{"bad-syscall.toml", 3, "syscalls.deny", `unknown syscall "ptrce" (did you mean "ptrace"?)`},

@@ -71,7 +71,7 @@ func TestLookupOrder(t *testing.T) {
 		names = append(names, e.Name+"="+e.Description)
 	}
 	want := []string{"agent=user agent", "mine=project mine"}
-	if !slices.Contains(names, want[0]) || !slices.Contains(names, want[1]) || len(entries) != 4 {
+	if !slices.Contains(names, want[0]) || !slices.Contains(names, want[1]) || len(entries) != 5 {
 		t.Errorf("List: %q", names)
 	}
 	if _, err := Load("nope", host); err == nil || !strings.Contains(err.Error(), `profile "nope" not found`) {

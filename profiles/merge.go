@@ -80,8 +80,9 @@ func (p *Profile) optionalNumbers() map[string]**uint64 {
 // optionalFlags returns the addresses of p's optional boolean keys by TOML key.
 func (p *Profile) optionalFlags() map[string]**bool {
 	return map[string]**bool{
-		"syscalls.log":         &p.Syscalls.Log,
-		"sandbox.allow_weaker": &p.Sandbox.AllowWeaker,
+		"network.allow_private": &p.Network.AllowPrivate,
+		"syscalls.log":          &p.Syscalls.Log,
+		"sandbox.allow_weaker":  &p.Sandbox.AllowWeaker,
 	}
 }
 

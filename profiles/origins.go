@@ -50,6 +50,8 @@ func (p *Profile) stringLists() []stringList {
 		{"filesystem.hide", &p.Filesystem.Hide},
 		{"filesystem.protect", &p.Filesystem.Protect},
 		{"filesystem.tmpfs", &p.Filesystem.Tmpfs},
+		{"network.allow", &p.Network.Allow},
+		{"network.deny", &p.Network.Deny},
 		{"process.env", &p.Process.Env},
 		{"syscalls.deny", &p.Syscalls.Deny},
 		{"syscalls.allow", &p.Syscalls.Allow},

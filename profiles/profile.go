@@ -53,9 +53,16 @@ type Filesystem struct {
 
 // NetworkRules is the [network] table.
 type NetworkRules struct {
-	Mode       string   `toml:"mode,omitempty"`        // "none" (default) or "host"
+	Mode       string   `toml:"mode,omitempty"`        // "none" (default), "host" or "proxy"
 	TCPConnect []uint16 `toml:"tcp_connect,omitempty"` // with mode "host": Landlock allows only these
 	TCPBind    []uint16 `toml:"tcp_bind,omitempty"`
+	// With mode "proxy": host patterns reachable through jail's proxy ("example.com",
+	// "*.example.com" = subdomains only, optional ":port", default ports 80 and 443), patterns
+	// refused even when allowed (deny wins; without port every port), and whether allowed names
+	// may resolve to loopback/private addresses (default false).
+	Allow        []string `toml:"allow,omitempty"`
+	Deny         []string `toml:"deny,omitempty"`
+	AllowPrivate *bool    `toml:"allow_private,omitempty"`
 }
 
 // Process is the [process] table.

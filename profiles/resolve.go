@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/jail-sandbox/jail/proxy"
 )
 
 // Defaults of the keys a profile may leave unset.
@@ -50,13 +52,13 @@ func Resolve(p *Profile, host Host, argv []string) (*Spec, error) {
 		Profile:  strings.TrimPrefix(p.Source, builtinPrefix),
 		Argv:     argv,
 		Cwd:      cwd,
-		Env:      environment(e.Process.Env, host.Environ, home),
+		Env:      environment(e.Process.Env, host.Environ, home, proxyEnv(e.Network)),
 		Hostname: cmp.Or(e.Process.Hostname, defaultHostname),
 		Mounts:   mounts,
 		Namespaces: Namespaces{User: true, Mount: true, PID: true, IPC: true, UTS: true,
 			Net: e.Network.Mode != "host", Cgroup: true},
 		Network: Network{Mode: cmp.Or(e.Network.Mode, defaultNetworkMode),
-			TCPConnect: e.Network.TCPConnect, TCPBind: e.Network.TCPBind},
+			TCPConnect: e.Network.TCPConnect, TCPBind: e.Network.TCPBind, Proxy: proxyPlan(e.Network)},
 		Limits:   limits(e.Limits),
 		Landlock: landlockRules(e.Landlock, mounts),
 		Syscalls: Syscalls{Default: cmp.Or(e.Syscalls.Default, defaultSyscalls),
@@ -98,7 +100,7 @@ func workingDir(p *Profile, host Host, mounts []Mount) (string, error) {
 // environment builds the command's environment, deny by default: host variables whose name
 // matches a NAME or glob entry pass through, NAME=VALUE entries set (and win), and HOME is the
 // home directory inside unless the profile sets it. Sorted by name.
-func environment(rules, hostEnv []string, home string) []string {
+func environment(rules, hostEnv []string, home string, proxyVars []string) []string {
 	env := map[string]string{}
 	for _, kv := range hostEnv {
 		name, value, _ := strings.Cut(kv, "=")
@@ -110,6 +112,10 @@ func environment(rules, hostEnv []string, home string) []string {
 		}
 	}
 	env["HOME"] = home
+	for _, kv := range proxyVars { // over any proxy settings passed through from the host
+		name, value, _ := strings.Cut(kv, "=")
+		env[name] = value
+	}
 	for _, rule := range rules {
 		if name, value, ok := strings.Cut(rule, "="); ok {
 			env[name] = value
@@ -120,6 +126,23 @@ func environment(rules, hostEnv []string, home string) []string {
 		out = append(out, name+"="+env[name])
 	}
 	return out
+}
+
+// proxyPlan is the egress proxy's plan for network mode "proxy", else nil.
+func proxyPlan(n NetworkRules) *Proxy {
+	if n.Mode != "proxy" {
+		return nil
+	}
+	return &Proxy{Allow: n.Allow, Deny: n.Deny, AllowPrivate: deref(n.AllowPrivate),
+		Socket: proxy.SocketPath, HTTPPort: proxy.HTTPPort, SOCKSPort: proxy.SOCKSPort}
+}
+
+// proxyEnv points the command's tools at the proxy ports, in mode "proxy".
+func proxyEnv(n NetworkRules) []string {
+	if n.Mode != "proxy" {
+		return nil
+	}
+	return proxy.SandboxEnv()
 }
 
 // limits converts [limits]; the timeout was checked by checkLimits.

@@ -34,6 +34,8 @@ type Spec struct {
 
 	// Verbose makes every setup step log a line to stderr.
 	Verbose bool `json:"verbose,omitempty"`
+	// Quiet silences jail's own notices on stderr (the proxy's denial lines and exit report).
+	Quiet bool `json:"quiet,omitempty"`
 }
 
 // MountKind names one filesystem setup operation.
@@ -80,12 +82,27 @@ type Namespaces struct {
 
 // Network is the sandbox's network grant.
 type Network struct {
-	// Mode is "none" (own namespace, only lo) or "host" (the host's network).
+	// Mode is "none" (own namespace, only lo), "host" (the host's network) or "proxy" (own
+	// namespace; egress only through jail's host-side proxy, see Proxy).
 	Mode string `json:"mode"`
 	// TCPConnect and TCPBind are ports Landlock allows when Mode is "host"; empty means no
 	// Landlock network rule at all.
 	TCPConnect []uint16 `json:"tcp_connect,omitempty"`
 	TCPBind    []uint16 `json:"tcp_bind,omitempty"`
+	// Proxy is the egress grant when Mode is "proxy".
+	Proxy *Proxy `json:"proxy,omitempty"`
+}
+
+// Proxy is the egress proxy's plan: the host runs the proxy (package proxy) for this policy on a
+// unix socket, the launcher binds that socket at Socket, and init serves HTTPPort and SOCKSPort
+// on the sandbox's 127.0.0.1, forwarding to it. Env already points the command at those ports.
+type Proxy struct {
+	Allow        []string `json:"allow"`
+	Deny         []string `json:"deny,omitempty"`
+	AllowPrivate bool     `json:"allow_private,omitempty"`
+	Socket       string   `json:"socket"`
+	HTTPPort     uint16   `json:"http_port"`
+	SOCKSPort    uint16   `json:"socks_port"`
 }
 
 // Limits are resource limits applied to the command.

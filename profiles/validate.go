@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jail-sandbox/jail/proxy"
 	"github.com/jail-sandbox/jail/seccomp"
 )
 
@@ -44,8 +45,21 @@ func oneOf(p *Profile, key, value string, allowed ...string) error {
 }
 
 func checkNetwork(p *Profile, warn func(*Error)) error {
-	if err := oneOf(p, "network.mode", p.Network.Mode, "none", "host"); err != nil {
+	if err := oneOf(p, "network.mode", p.Network.Mode, "none", "host", "proxy"); err != nil {
 		return err
+	}
+	for _, l := range []stringList{{"network.allow", &p.Network.Allow}, {"network.deny", &p.Network.Deny}} {
+		for _, pattern := range *l.list {
+			if err := proxy.ValidatePattern(pattern); err != nil {
+				return p.errorAt(l.key, pattern, "%q: %w", pattern, err)
+			}
+		}
+		if len(*l.list) > 0 && p.Network.Mode != "proxy" {
+			warn(p.errorAt(l.key, "", "has no effect unless network.mode is \"proxy\""))
+		}
+	}
+	if p.Network.AllowPrivate != nil && p.Network.Mode != "proxy" {
+		warn(p.errorAt("network.allow_private", "", "has no effect unless network.mode is \"proxy\""))
 	}
 	if p.Network.Mode != "host" {
 		for key, ports := range p.portLists() {

@@ -35,13 +35,17 @@ Options:
       --rw PATH             also grant PATH read-write       (repeatable)
       --hide PATH           mask PATH, even under a grant    (repeatable)
       --tmpfs PATH          empty writable tmpfs at PATH     (repeatable)
-      --net none|host       network mode
+      --net none|host|proxy network mode
+      --allow-host PATTERN  reach PATTERN through jail's egress proxy (implies --net proxy;
+                            example.com, *.example.com, HOST:PORT; repeatable)
+      --allow-private       let allowed names resolve to loopback/private addresses
       --env NAME[=VALUE]    pass NAME through, or set it     (repeatable)
       --cwd DIR             working directory inside (default: the current one)
       --timeout DURATION    kill the whole sandbox after DURATION (exit 124)
       --fallback landlock   without user namespaces, run with Landlock + seccomp alone
       --allow-weaker        let a fallback run start although some protections cannot hold
   -v, --verbose             log each setup step to stderr
+  -q, --quiet               no notices from jail itself (denied connections, exit report)
       --dry-run             print the resolved plan (JSON) and exit 0
 
 Exit status: the command's own; 128+N if it died of signal N; 124 on --timeout;

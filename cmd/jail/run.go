@@ -17,6 +17,7 @@ type runFlags struct {
 	profile string
 	overlay profiles.Profile
 	verbose bool
+	quiet   bool
 	dryRun  bool
 	help    bool
 	version bool
@@ -35,6 +36,17 @@ func newRunFlagSet(w io.Writer) (*flag.FlagSet, *runFlags) {
 	fs.Var((*pathList)(&o.Filesystem.Hide), "hide", "")
 	fs.Var((*pathList)(&o.Filesystem.Tmpfs), "tmpfs", "")
 	fs.StringVar(&o.Network.Mode, "net", "", "")
+	fs.Func("allow-host", "", func(pattern string) error {
+		o.Network.Mode = "proxy"
+		o.Network.Allow = append(o.Network.Allow, pattern)
+		return nil
+	})
+	fs.BoolFunc("allow-private", "", func(string) error {
+		o.Network.AllowPrivate = new(true)
+		return nil
+	})
+	fs.BoolVar(&f.quiet, "q", false, "")
+	fs.BoolVar(&f.quiet, "quiet", false, "")
 	fs.Var((*stringList)(&o.Process.Env), "env", "")
 	fs.StringVar(&o.Process.Cwd, "cwd", "", "")
 	fs.StringVar(&o.Limits.Timeout, "timeout", "", "")
@@ -78,6 +90,7 @@ func runCommand(args []string, stdio jail.Stdio) int {
 		return fail(stdio.Err, err)
 	}
 	spec.Verbose = f.verbose
+	spec.Quiet = f.quiet
 	for _, w := range spec.Warnings {
 		fmt.Fprintf(stdio.Err, "jail: warning: %s\n", w)
 	}

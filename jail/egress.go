@@ -1,0 +1,60 @@
+package jail
+
+import (
+	"io"
+	"os"
+
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/proxy"
+)
+
+// egress is the host side of network mode "proxy": the proxy server for this sandbox. Its
+// socket is bound into the sandbox (one more mount op, appended to the plan here because only
+// now does the host path exist), where init serves the proxy ports on 127.0.0.1.
+type egress struct {
+	host  *proxy.Host
+	quiet bool
+}
+
+// startEgress starts the proxy when the Spec asks for one; nil otherwise.
+func startEgress(spec *profiles.Spec, stderr io.Writer) (*egress, error) {
+	p := spec.Network.Proxy
+	if p == nil {
+		return nil, nil
+	}
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	h, err := proxy.StartHost(proxy.Policy{Allow: p.Allow, Deny: p.Deny, AllowPrivate: p.AllowPrivate},
+		proxy.Options{Log: stderr, Quiet: spec.Quiet})
+	if err != nil {
+		return nil, newError("start egress proxy", "", err)
+	}
+	spec.Mounts = append(spec.Mounts, profiles.Mount{Kind: profiles.MountROBind, Source: h.Socket, Target: p.Socket})
+	logf(spec, "host: egress proxy on %s, bound at %s", h.Socket, p.Socket)
+	return &egress{host: h, quiet: spec.Quiet}, nil
+}
+
+// close stops the proxy once the sandbox is gone and prints the exit report of denials.
+func (e *egress) close(stderr io.Writer) {
+	if e == nil {
+		return
+	}
+	denials := e.host.Close()
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	if s := proxy.Summary(denials); s != "" && !e.quiet {
+		_, _ = io.WriteString(stderr, s)
+	}
+}
+
+// startEgressPorts is init's step for mode "proxy": 127.0.0.1 ports that forward to the bound
+// socket, listening before the command starts.
+func startEgressPorts(spec *profiles.Spec) error {
+	p := spec.Network.Proxy
+	if p == nil {
+		return nil
+	}
+	return proxy.ListenAndForward(p.Socket, p.HTTPPort, p.SOCKSPort)
+}
