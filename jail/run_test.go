@@ -368,7 +368,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	say := func(keys, want string) {
 		t.Helper()
 		outer.master.WriteString(keys)
-		if !screen.waitFor(want) {
+		if _, ok := screen.next(want); !ok {
 			t.Fatalf("after %q, no %q on the screen: %q", keys, want, screen.String())
 		}
 	}
@@ -379,7 +379,17 @@ func TestInteractiveTerminal(t *testing.T) {
 	say("echo status-$?\r", "status-130")
 	setSize(t, outer.slave, 40, 120)
 	syscall.Kill(os.Getpid(), syscall.SIGWINCH)
-	say("stty size\r", "40 120")
+	// jail passes the new size on when it handles the signal: ask until the answer changes.
+	for try := 0; ; try++ {
+		outer.master.WriteString("stty size\r")
+		shown, ok := screen.next("$ ")
+		if strings.Contains(shown, "40 120") {
+			break
+		}
+		if !ok || try == 100 {
+			t.Fatalf("size not passed on after SIGWINCH: %q", shown)
+		}
+	}
 	say("exit 7\r", "exit")
 	if status := <-done; status != 7 {
 		t.Errorf("status %d, want 7 (bash's exit)", status)
@@ -446,21 +456,23 @@ func (s *screen) String() string {
 	return s.buf.String()
 }
 
-// waitFor waits until want appears after what was consumed before, then consumes up to it.
-func (s *screen) waitFor(want string) bool {
+// next waits until want appears after what was consumed before, and consumes and returns the
+// text up to it.
+func (s *screen) next(want string) (string, bool) {
 	for range 3000 {
 		s.mu.Lock()
 		i := strings.Index(s.buf.String(), want)
+		var shown string
 		if i >= 0 {
-			s.buf.Next(i + len(want))
+			shown = string(s.buf.Next(i + len(want)))
 		}
 		s.mu.Unlock()
 		if i >= 0 {
-			return true
+			return shown, true
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return false
+	return s.String(), false
 }
 
 // TestRusageReachesCaller checks the command's peak memory shows in jail's own children's
