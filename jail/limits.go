@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -22,7 +23,7 @@ func setRlimits(spec *profiles.Spec) error {
 	}{
 		{"cpu", unix.RLIMIT_CPU, l.CPUSeconds, false},
 		{"as", unix.RLIMIT_AS, l.AddressSpace, false},
-		{"nproc", unix.RLIMIT_NPROC, l.Processes, false},
+		{"nproc", unix.RLIMIT_NPROC, withInitHeadroom(l.Processes), false},
 		{"nofile", unix.RLIMIT_NOFILE, l.OpenFiles, false},
 		{"fsize", unix.RLIMIT_FSIZE, l.FileSize, false},
 		{"core", unix.RLIMIT_CORE, l.Core, true},
@@ -43,4 +44,23 @@ func setRlimits(spec *profiles.Spec) error {
 		}
 	}
 	return nil
+}
+
+// initHeadroom is how many tasks init may still start after the limits are set: the Go runtime
+// adds threads when it needs them, and a refused thread kills init, and with it the sandbox.
+const initHeadroom = 4
+
+// withInitHeadroom turns the profile's process limit into RLIMIT_NPROC. The kernel counts every
+// task of this user in the sandbox's user namespace against it (since Linux 5.14; before, every
+// task of the user on the host), and init's own threads are among them: they are added on top,
+// so the command gets the processes the profile grants and init cannot be starved by it.
+func withInitHeadroom(processes uint64) uint64 {
+	if processes == 0 {
+		return 0
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return processes + initHeadroom
+	}
+	return processes + uint64(len(tasks)) + initHeadroom
 }

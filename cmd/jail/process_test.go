@@ -181,3 +181,31 @@ func TestIdentityEnvironmentHostname(t *testing.T) {
 		t.Errorf("an unlisted variable leaked in: %q", out)
 	}
 }
+
+// TestProcessLimitHoldsAndInitSurvives runs a fork bomb under [limits] processes: the forks stop
+// near the limit, and jail's init, whose threads count against the same limit, survives it.
+// Root is exempt from RLIMIT_NPROC by the kernel's design, so this runs as an ordinary user.
+func TestProcessLimitHoldsAndInitSurvives(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("the kernel does not apply RLIMIT_NPROC to root; .ci/run runs this as an ordinary user")
+	}
+	dir := t.TempDir()
+	profile := filepath.Join(dir, "limited.toml")
+	writeFile(t, profile, "extends = [\"agent\"]\n[limits]\nprocesses = 20\n")
+	bomb := `import os, time
+n = 0
+try:
+    for i in range(200):
+        if os.fork() == 0:
+            time.sleep(2)
+            os._exit(0)
+        n += 1
+except BlockingIOError:
+    pass
+print(n)`
+	out, errOut, code := runJailIn(t, dir, "", "-p", profile, "--", "python3", "-c", bomb)
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if code != 0 || err != nil || n < 10 || n > 28 {
+		t.Fatalf("forks under processes = 20: %q (exit %d, %s)", out, code, errOut)
+	}
+}
