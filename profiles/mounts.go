@@ -25,6 +25,8 @@ type planner struct {
 	// selfBinds are the directories bound onto themselves between a writable grant and a
 	// protected path: mountpoints, not grants of their own.
 	selfBinds map[string]bool
+	// linkGrants are the targets of grants whose final name is a symlink (see linkgrants.go).
+	linkGrants map[string]bool
 }
 
 // plan builds the mount list (see the contract's "Spec.Mounts semantics"): grants, masks,
@@ -53,6 +55,7 @@ func (pl *planner) plan() ([]Mount, error) {
 			}
 		}
 	}
+	pl.settleLinkGrants()
 	if err := pl.systemLinks(); err != nil {
 		return nil, err
 	}
@@ -92,6 +95,9 @@ func (pl *planner) grant(kind MountKind, e entry) error {
 	}
 	if kind == MountBind && target == "/" {
 		pl.warn(e, "the whole host filesystem is writable (is the working directory /?)")
+	}
+	if link, err := os.Lstat(e.path); err == nil && link.Mode()&fs.ModeSymlink != 0 {
+		pl.linkGrants[target] = true
 	}
 	pl.mounts = append(pl.mounts, Mount{Kind: kind, Source: source, Target: target, IsDir: info.IsDir()})
 	return nil

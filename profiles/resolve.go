@@ -35,7 +35,7 @@ func Resolve(p *Profile, host Host, argv []string) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &planner{p: e, host: host, selfBinds: map[string]bool{}}
+	pl := &planner{p: e, host: host, selfBinds: map[string]bool{}, linkGrants: map[string]bool{}}
 	mounts, err := pl.plan()
 	if err != nil {
 		return nil, err
