@@ -549,3 +549,35 @@ func procArg0(pid int) string {
 	arg0, _, _ := strings.Cut(string(b), "\x00")
 	return arg0
 }
+
+// TestInitOutOfReach checks the command can neither read init's memory map (init is
+// non-dumpable) nor kill it.
+func TestInitOutOfReach(t *testing.T) {
+	out := mustRun(t, "sh", "-c", `cat /proc/1/maps >/dev/null 2>&1 && echo maps-readable; kill -KILL 1 2>/dev/null; sleep 0.1; echo alive`)
+	if out != "alive\n" {
+		t.Errorf("got %q, want init's maps unreadable and the sandbox alive after kill -KILL 1", out)
+	}
+}
+
+// TestVerbose checks a verbose run logs every setup step in the sandbox, in order, on the
+// command's stderr.
+func TestVerbose(t *testing.T) {
+	spec := testSpec("true")
+	spec.Verbose = true
+	_, stderr, status, err := run(t, spec)
+	if err != nil || status != 0 {
+		t.Fatalf("status %d, err %v", status, err)
+	}
+	last := -1
+	for _, step := range []string{
+		"jail: init: build the root filesystem", "jail: init: bring up loopback",
+		"jail: init: drop capabilities", "jail: init: apply landlock", "jail: init: install seccomp filter",
+		"jail: init: exec /usr/bin/true",
+	} {
+		i := strings.Index(stderr, step)
+		if i < 0 || i < last {
+			t.Errorf("%q missing or out of order in:\n%s", step, stderr)
+		}
+		last = i
+	}
+}

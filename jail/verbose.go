@@ -7,8 +7,9 @@ import (
 	"github.com/jail-sandbox/jail/profiles"
 )
 
-// logf writes one "jail: " line to stderr when the Spec asks for a verbose run. In the sandbox,
-// stderr is the command's, so the setup steps interleave with the host's in order.
+// logf writes one "jail: " line to this process's stderr when the Spec asks for a verbose run.
+// In the sandbox that is the command's stderr, and jail's CLI gives the command its own, so the
+// host's and init's steps interleave in order on one stream.
 func logf(spec *profiles.Spec, format string, args ...any) {
 	if spec.Verbose {
 		fmt.Fprintf(os.Stderr, "jail: "+format+"\n", args...)
