@@ -118,11 +118,13 @@ func startSandbox(spec *profiles.Spec, stdio Stdio) (*sandbox, error) {
 	}
 	defer repW.Close()
 
-	tty, stdio, err := openPTY(stdio)
+	tty, ptyStdio, err := openPTY(stdio)
 	if err != nil {
-		cfgW.Close()
-		repR.Close()
-		return nil, err
+		// No pseudo-terminals here (a container without devpts): the command still gets a
+		// new session without a controlling terminal, so TIOCSTI cannot reach the caller's.
+		logf(spec, "host: no pseudo-terminal for the command: %s", err)
+	} else {
+		stdio = ptyStdio
 	}
 	sb := &sandbox{spec: spec, plan: cfgW, tty: tty, report: make(chan []byte, 1), signals: make(chan os.Signal, 16)}
 	sb.cmd = &exec.Cmd{
