@@ -22,7 +22,8 @@ type Error struct {
 	Op    string        `json:"op"`
 	Path  string        `json:"path,omitempty"`
 	Errno syscall.Errno `json:"errno,omitempty"`
-	// Detail replaces the errno text for failures that have no errno (a parse error, a timeout).
+	// Detail, when set, is printed instead of the errno's text: the context the errno came
+	// wrapped in ("bind /usr: operation not permitted"), or a failure without errno (a timeout).
 	Detail string `json:"detail,omitempty"`
 	Hint   string `json:"hint,omitempty"`
 	// Exit is the status jail exits with: ExitSetup, ExitNotExecutable, ExitNotFound or
