@@ -65,13 +65,20 @@ func sandboxInit(cfg *initConfig) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	tty, stdio := commandTerminal(cfg)
 	// Subscribe to signals before the command exists, so none sent meanwhile is lost.
-	r := newReaper()
-	pid, err := startPayload(cfg)
+	r := newReaper(tty)
+	pid, err := startPayload(cfg, stdio, tty != nil)
 	if err != nil {
 		return 0, err
 	}
-	return r.wait(pid), nil
+	if tty != nil {
+		tty.slave.Close() // the command holds it now
+		tty.start()
+	}
+	status := r.wait(pid)
+	tty.finish()
+	return status, nil
 }
 
 // runInitSteps runs steps in order, logging each when verbose. The first failure stops them and

@@ -22,7 +22,7 @@ const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 // The restrictions are per thread and inherited by a fork: the command gets them all, init's
 // other threads (reaping, forwarding signals) none. The thread is never unlocked, so Go ends it
 // with its goroutine instead of reusing it for init's own work.
-func startPayload(cfg *initConfig) (pid int, err error) {
+func startPayload(cfg *initConfig, stdio Stdio, ctty bool) (pid int, err error) {
 	spec := cfg.Spec
 	path, err := lookPath(spec.Argv[0], spec.Cwd, spec.Env)
 	if err != nil {
@@ -35,7 +35,7 @@ func startPayload(cfg *initConfig) (pid int, err error) {
 	done := make(chan started)
 	go func() {
 		runtime.LockOSThread()
-		pid, err := restrictAndStart(cfg, path)
+		pid, err := restrictAndStart(cfg, path, stdio, ctty)
 		done <- started{pid, err}
 	}()
 	s := <-done
@@ -43,7 +43,7 @@ func startPayload(cfg *initConfig) (pid int, err error) {
 }
 
 // restrictAndStart runs on the locked thread: each restriction, then the command.
-func restrictAndStart(cfg *initConfig, path string) (int, error) {
+func restrictAndStart(cfg *initConfig, path string, stdio Stdio, ctty bool) (int, error) {
 	spec := cfg.Spec
 	err := runInitSteps(spec, []initStep{
 		{"drop capabilities", dropCapabilities},
@@ -59,12 +59,12 @@ func restrictAndStart(cfg *initConfig, path string) (int, error) {
 		Path:   path,
 		Args:   spec.Argv,
 		Env:    spec.Env, // the working directory is init's: enterCwd
-		Stdin:  os.Stdin,
-		Stdout: os.Stdout,
-		Stderr: os.Stderr,
+		Stdin:  stdio.In,
+		Stdout: stdio.Out,
+		Stderr: stdio.Err,
 		// A new session: no controlling terminal unless it is the pseudo-terminal jail made for
 		// it, so TIOCSTI cannot reach the caller's terminal.
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Setctty: cfg.PTY, Ctty: 0},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Setctty: ctty, Ctty: 0},
 	}
 	if err := cmd.Start(); err != nil {
 		return 0, execError(spec.Argv[0], err)

@@ -9,8 +9,11 @@ import (
 
 // ptyRelay gives an interactive command a pseudo-terminal of its own and relays it to the
 // caller's terminal. The command takes the slave as controlling terminal in its new session, so
-// job control, Ctrl-C and resizing work, while the caller's terminal never enters the sandbox:
-// TIOCSTI and friends reach only the pseudo-terminal.
+// job control, Ctrl-C and resizing work, while the caller's terminal never reaches the command:
+// TIOCSTI and friends reach only the pseudo-terminal. In a sandbox, init allocates it from the
+// sandbox's own devpts instance (so tty(1) names it) and relays; the host only gives the caller
+// its terminal settings back (callerTerminal), also when init is killed. Without namespaces (the
+// fallback), jail itself allocates and relays.
 type ptyRelay struct {
 	master, slave *os.File
 	term          *os.File      // the caller's terminal, read from (stdin)
@@ -36,19 +39,61 @@ func inBackground(f *os.File) bool {
 	return err == nil && pgrp != unix.Getpgrp() // ENOTTY: not our controlling terminal
 }
 
-// openPTY allocates a pseudo-terminal when stdin and stdout or stderr are terminals and jail
-// runs in the foreground, and returns the stdio init must get: the slave in place of every
+// interactive reports whether the command should get a pseudo-terminal: stdin and stdout or
+// stderr are terminals, and jail runs in the foreground.
+func interactive(stdio Stdio) bool {
+	return isTerminal(stdio.In) && !inBackground(stdio.In) && (isTerminal(stdio.Out) || isTerminal(stdio.Err))
+}
+
+// callerTerminal is the caller's terminal as it was before the run.
+type callerTerminal struct {
+	f     *os.File
+	saved *unix.Termios
+}
+
+// saveTerminal records the settings of the caller's terminal f.
+func saveTerminal(f *os.File) *callerTerminal {
+	t, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	if err != nil {
+		return nil
+	}
+	return &callerTerminal{f: f, saved: t}
+}
+
+// restore gives the caller its terminal settings back.
+func (c *callerTerminal) restore() {
+	if c != nil {
+		unix.IoctlSetTermios(int(c.f.Fd()), unix.TCSETS, c.saved)
+	}
+}
+
+// commandTerminal is init's part: when the host found the run interactive, the command's
+// pseudo-terminal from the sandbox's own devpts, and the stdio the command gets. Without one
+// (no /dev/ptmx in the sandbox) the command runs on init's stdio, still in a session without a
+// controlling terminal.
+func commandTerminal(cfg *initConfig) (*ptyRelay, Stdio) {
+	stdio := Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
+	if !cfg.Terminal {
+		return nil, stdio
+	}
+	tty, inner, err := openPTY(stdio)
+	if err != nil {
+		logf(cfg.Spec, "init: no pseudo-terminal for the command: %s", err)
+		return nil, stdio
+	}
+	return tty, inner
+}
+
+// openPTY allocates a pseudo-terminal (from /dev/ptmx as this process sees it) when the run is
+// interactive, and returns the stdio the command must get: the slave in place of every
 // terminal. Otherwise it returns stdio as given and a nil relay.
 func openPTY(stdio Stdio) (*ptyRelay, Stdio, error) {
-	if !isTerminal(stdio.In) || inBackground(stdio.In) {
+	if !interactive(stdio) {
 		return nil, stdio, nil
 	}
 	out := stdio.Out
 	if !isTerminal(out) {
 		out = stdio.Err
-		if !isTerminal(out) {
-			return nil, stdio, nil
-		}
 	}
 	mfd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {

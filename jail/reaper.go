@@ -14,12 +14,13 @@ import (
 // them is what makes their CPU time and peak memory reach jail's caller (time jail -- CMD).
 type reaper struct {
 	signals chan os.Signal
+	tty     *ptyRelay // the command's pseudo-terminal, resized on SIGWINCH; nil without one
 }
 
 // newReaper starts catching the forwarded signals. As pid 1, init gets a signal from outside
 // its namespace only when it has a handler for it.
-func newReaper() *reaper {
-	r := &reaper{signals: make(chan os.Signal, 16)}
+func newReaper(tty *ptyRelay) *reaper {
+	r := &reaper{signals: make(chan os.Signal, 16), tty: tty}
 	signal.Notify(r.signals, forwardedSignals...)
 	return r
 }
@@ -33,6 +34,10 @@ func (r *reaper) wait(command int) int {
 	for {
 		select {
 		case sig := <-r.signals:
+			if sig == syscall.SIGWINCH && r.tty != nil {
+				r.tty.resize() // the kernel signals the terminal's foreground process group
+				continue
+			}
 			unix.Kill(command, sig.(syscall.Signal)) // ESRCH: it just exited, exited is next
 		case status := <-exited:
 			signal.Stop(r.signals)

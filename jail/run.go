@@ -35,9 +35,9 @@ const (
 type initConfig struct {
 	Spec *profiles.Spec `json:"spec"`
 	BPF  []byte         `json:"bpf,omitempty"`
-	// PTY says stdin is a pseudo-terminal slave the host relays: the command takes it as its
-	// controlling terminal in its new session.
-	PTY bool `json:"pty,omitempty"`
+	// Terminal says the caller's terminal is init's stdio and the command gets a pseudo-terminal
+	// of its own, relayed to it (pty.go).
+	Terminal bool `json:"terminal,omitempty"`
 }
 
 // Stdio are the descriptors the command gets as 0, 1 and 2 (nil: /dev/null).
@@ -95,9 +95,10 @@ func runSandbox(spec *profiles.Spec, stdio Stdio) (int, error) {
 type sandbox struct {
 	spec     *profiles.Spec
 	cmd      *exec.Cmd
-	plan     *os.File    // write end of configFd's pipe, closed once the plan is sent
-	report   chan []byte // what init wrote to reportFd, complete once init has exited
-	tty      *ptyRelay   // nil unless the command got a pseudo-terminal
+	plan     *os.File        // write end of configFd's pipe, closed once the plan is sent
+	report   chan []byte     // what init wrote to reportFd, complete once init has exited
+	tty      *ptyRelay       // the fallback's pseudo-terminal, relayed by jail itself; nil in a sandbox
+	term     *callerTerminal // the caller's terminal, when init gives the command a pseudo-terminal
 	signals  chan os.Signal
 	timer    *time.Timer
 	timedOut atomic.Bool
@@ -118,15 +119,10 @@ func startSandbox(spec *profiles.Spec, stdio Stdio) (*sandbox, error) {
 	}
 	defer repW.Close()
 
-	tty, ptyStdio, err := openPTY(stdio)
-	if err != nil {
-		// No pseudo-terminals here (a container without devpts): the command still gets a
-		// new session without a controlling terminal, so TIOCSTI cannot reach the caller's.
-		logf(spec, "host: no pseudo-terminal for the command: %s", err)
-	} else {
-		stdio = ptyStdio
+	sb := &sandbox{spec: spec, plan: cfgW, report: make(chan []byte, 1), signals: make(chan os.Signal, 16)}
+	if interactive(stdio) {
+		sb.term = saveTerminal(stdio.In) // init sets it raw; it is restored here even if init is killed
 	}
-	sb := &sandbox{spec: spec, plan: cfgW, tty: tty, report: make(chan []byte, 1), signals: make(chan os.Signal, 16)}
 	sb.cmd = &exec.Cmd{
 		Path:        "/proc/self/exe",
 		Args:        []string{initArg0},
@@ -141,15 +137,10 @@ func startSandbox(spec *profiles.Spec, stdio Stdio) (*sandbox, error) {
 	signal.Notify(sb.signals, forwardedSignals...)
 	_, names := namespaces(spec.Namespaces)
 	logf(spec, "host: starting init (namespaces %s)", strings.Join(names, ","))
-	err = sb.cmd.Start()
-	if tty != nil {
-		tty.slave.Close() // init holds it now; the relay sees EIO once the sandbox is gone
-	}
-	if err != nil {
+	if err := sb.cmd.Start(); err != nil {
 		signal.Stop(sb.signals)
 		cfgW.Close()
 		repR.Close()
-		tty.close()
 		return nil, startError(err)
 	}
 	go func() {
@@ -160,16 +151,13 @@ func startSandbox(spec *profiles.Spec, stdio Stdio) (*sandbox, error) {
 	if d := spec.Limits.TimeoutSeconds; d > 0 {
 		sb.timer = time.AfterFunc(time.Duration(d*float64(time.Second)), sb.expire)
 	}
-	if tty != nil {
-		tty.start()
-	}
 	go sb.forwardSignals()
 	return sb, nil
 }
 
 // sendPlan sends init the Spec and the compiled seccomp program.
 func (sb *sandbox) sendPlan(bpf []byte) {
-	cfg := initConfig{Spec: sb.spec, BPF: bpf, PTY: sb.tty != nil}
+	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil}
 	if err := json.NewEncoder(sb.plan).Encode(cfg); err != nil {
 		// init died before reading its plan: its report or exit status says why.
 		logf(sb.spec, "host: send plan: %s", err)
@@ -276,15 +264,16 @@ func userNSRefused(err error) bool {
 	return e.Exit == ExitSetup && e.Errno == syscall.EPERM && e.Hint != ""
 }
 
-// forwardSignals passes the forwarded signals to init, which passes them to the command. With a
-// pseudo-terminal, a window change resizes it instead: the kernel then signals the command.
+// forwardSignals passes the forwarded signals to init, which passes them to the command (or, for
+// a window change with a pseudo-terminal, resizes it). In the fallback they go to the command,
+// and jail resizes its pseudo-terminal itself.
 func (sb *sandbox) forwardSignals() {
 	for sig := range sb.signals {
 		if sig == syscall.SIGWINCH && sb.tty != nil {
 			sb.tty.resize()
 			continue
 		}
-		sb.cmd.Process.Signal(sig) // fails only once init is gone, and then there is no one to tell
+		sb.cmd.Process.Signal(sig) // fails only once it is gone, and then there is no one to tell
 	}
 }
 
@@ -304,6 +293,7 @@ func (sb *sandbox) wait() (int, error) {
 		sb.timer.Stop()
 	}
 	sb.tty.finish()
+	sb.term.restore()
 	if sb.timedOut.Load() {
 		return ExitTimeout, &Error{
 			Op:     "timeout",

@@ -345,8 +345,8 @@ func findProcess(cmdline string) int {
 }
 
 // TestInteractiveTerminal drives `bash -i` through a terminal, as a person would: the command
-// gets a terminal of its own (size included, and resized on SIGWINCH), Ctrl-C interrupts only
-// the foreground job, and bash's exit status comes back.
+// gets a terminal of its own from the sandbox's devpts (size included, and resized on SIGWINCH),
+// Ctrl-C interrupts only the foreground job, and bash's exit status comes back.
 func TestInteractiveTerminal(t *testing.T) {
 	term, _, err := openPTY(Stdio{}) // not a terminal: no relay
 	if term != nil || err != nil {
@@ -374,6 +374,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	}
 	say("[ -t 0 ] && [ -t 1 ] && echo term-$((6*7))\r", "term-42")
 	say("stty size\r", "33 97")
+	say("tty\r", "/dev/pts/0") // the sandbox's own devpts instance
 	say("sleep 100\r", "sleep 100")
 	say("\x03", "$ ")
 	say("echo status-$?\r", "status-130")
