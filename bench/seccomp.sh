@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cost of jail's default seccomp filter on syscall-heavy work: the same sandbox with and without
 # the filter, measured side by side (interleaved hyperfine rounds, same load). Prints the medians
-# and the ratio filter / no filter; the target is <= 1.02. ROUNDS (10) x RUNS (3) per command.
+# and the ratio filter / no filter (target <= 1.02), the floor any filter pays (a one-instruction
+# allow-all filter / none), and the CPU time per syscall pair. ROUNDS (10) x RUNS (3) per command.
 #   bench/seccomp.sh [path/to/jail]       (needs: hyperfine bubblewrap gcc git jq)
 #
 # Two pairs:
@@ -27,17 +28,24 @@ echo "filter: $(($(stat -c %s "$work/agent.bpf") / 8)) BPF instructions"
 # A tight syscall loop: getpid and stat, N times each (raw syscalls, nothing cached by libc).
 mkdir "$work/tools"
 cat >"$work/tools/sysloop.c" <<'C'
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+/* Prints the CPU time one getpid+stat pair took, in ns: immune to waiting for a CPU. */
 int main(int argc, char **argv) {
 	long n = argc > 1 ? atol(argv[1]) : 1000000;
 	struct stat st;
+	struct timespec a, b;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
 	for (long i = 0; i < n; i++) {
 		syscall(SYS_getpid);
 		stat("/usr", &st);
 	}
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
 	return 0;
 }
 C
@@ -86,7 +94,8 @@ measure() { # pair, workload name, then NAME COMMAND pairs: default, none[, allo
 			j=$(((i + 2 * r) % ${#cmds[@]}))
 			order+=(-n "${cmds[j]}" "${cmds[j + 1]}")
 		done
-		hyperfine -N --warmup 1 --runs "${RUNS:-3}" --export-json "$work/round-$r.json" "${order[@]}" >/dev/null
+		hyperfine -N --warmup 1 --runs "${RUNS:-3}" --export-json "$work/round-$r.json" "${order[@]}" \
+			>/dev/null 2>"$work/hyperfine.log" || { cat "$work/hyperfine.log" >&2; exit 1; }
 	done
 	jq -rs --arg p "$pair" --arg n "$name" '
 		[.[].results[]] | group_by(.command) | map({key: .[0].command, value: {
@@ -94,18 +103,21 @@ measure() { # pair, workload name, then NAME COMMAND pairs: default, none[, allo
 			cpu: ([.[] | (.user + .system)] | add / length)}}) | from_entries |
 		def median: .times[.times | length / 2 | floor];
 		def ms: . * 1000 | . * 10 | round / 10;
-		def x: . * 1000 | round / 1000;
-		"\($p)\t\($n)\t\(.default | median | ms)\t\(.none | median | ms)\t" +
-		"\((.default | median) / (.none | median) | x)x\t" +
-		"\(.default.times[0] / .none.times[0] | x)x\t\(.default.cpu / .none.cpu | x)x\t" +
-		if ."allow-all" then "\(.default.cpu / ."allow-all".cpu | x)x" else "-" end' "$work"/round-*.json
+		def x: . * 1000 | round / 1000 | tostring + "x";
+		[$p, $n, (.default | median | ms), (.none | median | ms),
+		 ((.default | median) / (.none | median) | x), (.default.times[0] / .none.times[0] | x),
+		 (.default.cpu / .none.cpu | x),
+		 (if ."allow-all" then ((."allow-all" | median) / (.none | median) | x) else "-" end),
+		 (if ."allow-all" then ((.default | median) / (."allow-all" | median) | x) else "-" end)
+		] | @tsv' "$work"/round-*.json
 }
 
 # The one-instruction filter "return ALLOW": what being under seccomp at all costs (the kernel's
-# syscall slow path), paid by any filter. default / allow-all is the cost of jail's rules.
+# syscall slow path), paid by any filter. allow-all/none is that floor; default/allow-all is the
+# cost of jail's rules on top of it.
 printf '\x06\x00\x00\x00\x00\x00\xff\x7f' >"$work/allow-all.bpf"
 
-printf 'pair\tworkload\tdefault filter ms\tno filter ms\tratio median\tratio min\tratio cpu\tcpu vs allow-all filter\n'
+printf 'pair\tworkload\tdefault ms\tnone ms\tdefault/none\t(min)\t(cpu)\tallow-all/none\tdefault/allow-all\n'
 for w in "${workloads[@]}"; do
 	name=${w%%|*} cmd=${w#*|}
 	q=$(printf '%q' "$cmd")
@@ -119,4 +131,16 @@ for w in "${workloads[@]}"; do
 			none "$jail_off sh -c $q"
 	fi
 done
+# CPU time per getpid+stat pair, measured by the loop itself: the steadiest figure on a busy
+# machine (waiting for a CPU does not count). Median of interleaved runs.
+declare -A cpu
+for r in $(seq "${ROUNDS:-10}"); do
+	cpu[none]+="$(sh -c "exec $bw -- $work/tools/sysloop 200000") "
+	cpu[allow-all]+="$(sh -c "exec $bw --seccomp 3 -- $work/tools/sysloop 200000 3<$work/allow-all.bpf") "
+	cpu[default]+="$(sh -c "exec $bw --seccomp 3 -- $work/tools/sysloop 200000 3<$work/agent.bpf") "
+done
+median() { tr ' ' '\n' | grep . | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+none=$(median <<<"${cpu[none]}") allow=$(median <<<"${cpu[allow-all]}") def=$(median <<<"${cpu[default]}")
+printf 'CPU ns per getpid+stat pair (bwrap, median): none %s, allow-all filter %s, default filter %s: default/none %s, default/allow-all %s\n' \
+	"$none" "$allow" "$def" "$(awk "BEGIN {printf \"%.3fx\", $def / $none}")" "$(awk "BEGIN {printf \"%.3fx\", $def / $allow}")"
 [ -n "$jail_off" ] || echo "jail pair skipped: this jail cannot turn the filter off ([syscalls] default = \"off\" is not accepted yet)"
