@@ -25,7 +25,7 @@ const builtinPrefix = "builtin:"
 
 // Load reads the profile ref and applies what it extends. ref is a file when it contains a /
 // or ends in .toml (relative to the host's working directory; an extends entry's relative file
-// is relative to the file naming it); otherwise a name, looked up as NAME.toml in ./.jail,
+// is relative to the file naming it); otherwise a name, looked up as NAME.toml in
 // $XDG_CONFIG_HOME/jail (default ~/.config/jail), /etc/jail, then among the built-ins. The
 // profiles in extends are merged first, in order, then the file itself; a cycle is an error
 // naming the chain. The result has no extends left and its Source is the file it came from.
@@ -115,13 +115,18 @@ func isFileRef(ref string) bool {
 	return strings.Contains(ref, "/") || strings.HasSuffix(ref, ".toml")
 }
 
-// searchDirs are the directories holding NAME.toml profiles, in lookup order.
+// searchDirs are the directories holding NAME.toml profiles, in lookup order. The working
+// directory's ./.jail is deliberately not one of them: the directory a command runs in is one
+// that earlier sandboxed commands could write (a subdirectory of the project, say, where the
+// harness later runs the next command), and a profile planted there would decide the next
+// sandbox. A project's own profile is named by path (-p ./.jail/NAME.toml), which the person
+// configuring the harness chooses.
 func (h Host) searchDirs() []string {
 	config := h.getenv("XDG_CONFIG_HOME")
 	if config == "" {
 		config = filepath.Join(h.Home, ".config")
 	}
-	return []string{filepath.Join(h.Cwd, ".jail"), filepath.Join(config, "jail"), "/etc/jail"}
+	return []string{filepath.Join(config, "jail"), "/etc/jail"}
 }
 
 // builtinNames lists the built-in profiles.

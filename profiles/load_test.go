@@ -49,14 +49,15 @@ func TestMergeOverlay(t *testing.T) {
 	}
 }
 
-// TestLookupOrder: ./.jail, then $XDG_CONFIG_HOME/jail, then the built-ins.
+// TestLookupOrder: $XDG_CONFIG_HOME/jail, then the built-ins; never the working directory's
+// ./.jail, which earlier sandboxed commands may have written.
 func TestLookupOrder(t *testing.T) {
 	host := testHost(t)
 	config := filepath.Join(host.Home, ".config", "jail")
 	writeFile(t, config+"/agent.toml", "description = \"user agent\"\n")
 	writeFile(t, config+"/mine.toml", "description = \"user mine\"\n")
-	writeFile(t, host.Cwd+"/.jail/mine.toml", "description = \"project mine\"\nextends = [\"readonly\"]\n")
-	for ref, want := range map[string]string{"agent": "user agent", "mine": "project mine", "minimal": "only the dynamic loader"} {
+	writeFile(t, host.Cwd+"/.jail/agent.toml", "description = \"planted\"\n")
+	for ref, want := range map[string]string{"agent": "user agent", "mine": "user mine", "minimal": "only the dynamic loader"} {
 		p, err := Load(ref, host)
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +71,7 @@ func TestLookupOrder(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name+"="+e.Description)
 	}
-	want := []string{"agent=user agent", "mine=project mine"}
+	want := []string{"agent=user agent", "mine=user mine"}
 	if !slices.Contains(names, want[0]) || !slices.Contains(names, want[1]) || len(entries) != 5 {
 		t.Errorf("List: %q", names)
 	}
