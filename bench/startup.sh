@@ -9,10 +9,12 @@ for tool in hyperfine bwrap git python3 jq; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y hyperfine bubblewrap git python3 jq)" >&2; exit 2; }
 done
 
-# A medium repository: the Python standard library, committed.
+# A medium repository: the Python standard library, committed under lib/ (not at the top, where
+# it would shadow the modules `python3 -c 'import json'` imports from the working directory).
 repo=$(mktemp -d /tmp/jail-bench-repo.XXXXXX)
 trap 'rm -rf "$repo" "$out"' EXIT
-cp -r /usr/lib/python3*/. "$repo/" 2>/dev/null || true
+mkdir "$repo/lib"
+cp -r /usr/lib/python3*/. "$repo/lib/" 2>/dev/null || true
 git -C "$repo" init -q && git -C "$repo" add -A && git -C "$repo" -c user.name=b -c user.email=b@b commit -qm bench
 echo "repository: $(git -C "$repo" ls-files | wc -l) files"
 cd "$repo"
