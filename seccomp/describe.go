@@ -19,8 +19,9 @@ type Summary struct {
 	ENOSYS []string `json:"enosys,omitempty"`
 	// Checks are the allowed syscalls denied for some argument values.
 	Checks []Check `json:"checks,omitempty"`
-	// Widened are the built-in denials or checks the policy's Allow removes (deny-list mode):
-	// `profile show` should say these widen the sandbox.
+	// Widened are the built-in denials or checks the policy's Allow removes: `profile show`
+	// should say these widen the sandbox. In the allow-list mode that is a built-in denial
+	// listed in Allow (clone3 above all: allowing it skips the CLONE_NEW* check on clone).
 	Widened []string `json:"widened,omitempty"`
 	// ForeignArch is what a syscall of another architecture (i386, x32) gets.
 	ForeignArch string `json:"foreign_arch"`
@@ -55,13 +56,11 @@ func Describe(p Policy) (Summary, error) {
 	for _, c := range pl.checks {
 		s.Checks = append(s.Checks, Check{Syscall: c.name, Denies: c.why})
 	}
-	if pl.mode == ModeAllow {
-		for _, name := range p.Allow {
-			builtin := slices.Contains(defaultDeny, name) || slices.Contains(enosysCalls, name) ||
-				slices.ContainsFunc(argChecks(false), func(c argCheck) bool { return c.name == name })
-			if builtin && !slices.Contains(p.Deny, name) {
-				s.Widened = append(s.Widened, name)
-			}
+	for _, name := range p.Allow {
+		builtin := slices.Contains(defaultDeny, name) || slices.Contains(enosysCalls, name) ||
+			pl.mode == ModeAllow && slices.ContainsFunc(argChecks(false), func(c argCheck) bool { return c.name == name })
+		if builtin && !slices.Contains(p.Deny, name) {
+			s.Widened = append(s.Widened, name)
 		}
 	}
 	return s, nil

@@ -151,4 +151,11 @@ func TestDescribe(t *testing.T) {
 	if !slices.Equal(s.ENOSYS, []string{"clone3"}) {
 		t.Errorf("enosys = %v", s.ENOSYS)
 	}
+	s, err = Describe(Policy{Default: ModeDeny, Allow: []string{"read", "clone3", "ptrace", "socket"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Widened, []string{"clone3", "ptrace"}) {
+		t.Errorf("allow-list widened = %v, want [clone3 ptrace]", s.Widened)
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // The seccomp filter, seen from inside the agent profile: testdata/seccomp/probe attempts each
@@ -407,5 +409,38 @@ func TestSeccompIPAddr(t *testing.T) {
 	}
 	if out := jailSh(t, t.TempDir(), "ip -o -4 addr show lo"); !strings.Contains(out, "127.0.0.1/8") {
 		t.Fatalf("got %q", out)
+	}
+}
+
+// The allow-list mode through the whole launcher: every known syscall but uname, personality
+// and clone3 allowed. The command (and init's fork+exec before it) runs; uname and personality
+// fail with EPERM, clone3 with ENOSYS, and the argument checks still hold on what is allowed.
+func TestSeccompAllowList(t *testing.T) {
+	var allow []string
+	for _, name := range seccomp.Names() {
+		if name != "uname" && name != "personality" && name != "clone3" {
+			allow = append(allow, fmt.Sprintf("%q", name))
+		}
+	}
+	path := filepath.Join(t.TempDir(), "allowlist.toml")
+	text := "extends = [\"agent\"]\n\n[syscalls]\ndefault = \"deny\"\nallow = [" + strings.Join(allow, ", ") + "]\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	buildProbe(t, dir)
+	got := probe(t, dir, []string{"-p", path}, "personality-query", "clone3", "unshare-user", "netlink-diag", "tcp")
+	want := map[string]string{"personality-query": "EPERM", "clone3": "ENOSYS", "unshare-user": "EPERM", "netlink-diag": "EPERM", "tcp": "ok"}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: got %q, want %s", name, got[name], w)
+		}
+	}
+	out, errOut, code := runJailIn(t, dir, "", "-p", path, "--", "sh", "-c", "echo hi; uname -s")
+	if out != "hi\n" || code == 0 || !strings.Contains(errOut, "Operation not permitted") {
+		t.Errorf("echo hi; uname -s: exit %d, out %q, err %q; want hi, then uname refused", code, out, errOut)
 	}
 }
