@@ -196,15 +196,22 @@ git log --oneline | wc -l`
 	}
 }
 
-func TestSeccompGoTestWithGoroutines(t *testing.T) {
+// goToolchain returns the go command and its GOROOT (to grant inside), or skips t.
+func goToolchain(t *testing.T) (goBin, goroot string) {
+	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go toolchain on PATH")
 	}
-	goroot, err := exec.Command(goBin, "env", "GOROOT").Output()
+	out, err := exec.Command(goBin, "env", "GOROOT").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return goBin, strings.TrimSpace(string(out))
+}
+
+func TestSeccompGoTestWithGoroutines(t *testing.T) {
+	goBin, goroot := goToolchain(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		"go.mod": "module example.com/par\n\ngo 1.22\n",
@@ -271,7 +278,7 @@ func TestSubprocessAndListen(t *testing.T) {
 		t.Fatalf("warm the build cache: %s\n%s", err, out)
 	}
 	writeTree(t, dir, map[string]string{"doc.go": "// Package par sums in parallel.\npackage par\n"})
-	args := []string{"--ro", strings.TrimSpace(string(goroot))}
+	args := []string{"--ro", goroot}
 	for _, e := range env {
 		args = append(args, "--env", e)
 	}
