@@ -12,7 +12,6 @@ import (
 
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/profiles"
-	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // defaultPath is searched when the Spec's environment has no PATH, as execvp(3) does.
@@ -49,7 +48,7 @@ func restrictAndStart(cfg *initConfig, path string, stdio Stdio, ctty bool) (int
 		{"drop capabilities", dropCapabilities},
 		{"set no_new_privs", setNoNewPrivs},
 		{"apply landlock", applyLandlock},
-		{"install seccomp filter", func(*profiles.Spec) error { return seccomp.Install(cfg.BPF) }},
+		{"install seccomp filter", func(spec *profiles.Spec) error { return installSeccomp(spec, cfg.BPF) }},
 	})
 	if err != nil {
 		return 0, err

@@ -44,11 +44,26 @@ func SeccompPolicy(spec *profiles.Spec) seccomp.Policy {
 	}
 }
 
-// compileSeccomp compiles the Spec's filter in the host, so the sandbox only loads it.
+// compileSeccomp compiles the Spec's filter in the host, so the sandbox only loads it. A profile
+// that turns the filter off (syscalls.default = "off", shown as widening by `profile show`)
+// gets no program.
 func compileSeccomp(spec *profiles.Spec) ([]byte, error) {
+	if spec.Syscalls.Default == seccomp.ModeOff {
+		return nil, nil
+	}
 	f, err := seccomp.Compile(SeccompPolicy(spec))
 	if err != nil {
 		return nil, err
 	}
 	return f.BPF(), nil
+}
+
+// installSeccomp loads the program compiled by compileSeccomp on the calling thread; with the
+// filter turned off there is none, which -v says.
+func installSeccomp(spec *profiles.Spec, bpf []byte) error {
+	if bpf == nil {
+		logf(spec, "init: no seccomp filter (syscalls.default = \"off\")")
+		return nil
+	}
+	return seccomp.Install(bpf)
 }

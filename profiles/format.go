@@ -44,6 +44,9 @@ func widenings(p *Profile) []string {
 	if len(p.Syscalls.Allow) > 0 && p.Syscalls.Default != "deny" {
 		w = append(w, fmt.Sprintf("syscalls.allow removes %v from the default seccomp deny-list", p.Syscalls.Allow))
 	}
+	if p.Syscalls.Default == "off" {
+		w = append(w, `syscalls.default = "off": no seccomp filter at all (for measuring its cost)`)
+	}
 	if p.Landlock.Read != nil || p.Landlock.Write != nil {
 		w = append(w, "landlock.read/write replace the Landlock rules mirrored from [filesystem]")
 	}

@@ -108,7 +108,7 @@ func checkLimits(p *Profile, _ func(*Error)) error {
 
 func checkSyscalls(p *Profile, _ func(*Error)) error {
 	s := p.Syscalls
-	if err := oneOf(p, "syscalls.default", s.Default, "allow", "deny"); err != nil {
+	if err := oneOf(p, "syscalls.default", s.Default, "allow", "deny", "off"); err != nil {
 		return err
 	}
 	if s.Errno != "" && !knownErrno(s.Errno) {

@@ -248,3 +248,28 @@ func TestNoCapabilitiesAndNoNewPrivs(t *testing.T) {
 		t.Fatalf("expected 6 status fields, got %q", out)
 	}
 }
+
+// TestSeccompFilterOnUnlessTurnedOff: every sandbox runs under a filter; only a profile that
+// says syscalls.default = "off" runs without one, and `profile show` marks that as widening.
+func TestSeccompFilterOnUnlessTurnedOff(t *testing.T) {
+	dir := t.TempDir()
+	off := filepath.Join(dir, "off.toml")
+	writeFile(t, off, "extends = [\"agent\"]\n[syscalls]\ndefault = \"off\"\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "Seccomp:\t2"},
+		{[]string{"-p", off}, "Seccomp:\t0"},
+	} {
+		args := append(tc.args, "--", "grep", "^Seccomp:", "/proc/self/status")
+		out, errOut, code := runJailIn(t, dir, "", args...)
+		if code != 0 || strings.TrimSpace(out) != tc.want {
+			t.Errorf("%q: %q (exit %d, %s), want %q", tc.args, out, code, errOut, tc.want)
+		}
+	}
+	out, _, _ := runJailIn(t, dir, "", "profile", "show", off)
+	if !strings.Contains(out, `# WIDENS: syscalls.default = "off"`) {
+		t.Errorf("profile show does not flag the missing filter:\n%s", out)
+	}
+}
