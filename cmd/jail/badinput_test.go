@@ -70,7 +70,8 @@ func TestProfileShowAndList(t *testing.T) {
 		}
 	}
 	out, errOut, code = runJail(t, "profile", "show", "agent")
-	if code != 0 || !strings.Contains(out, "[filesystem]") || strings.Contains(out, "$CWD") {
+	if code != 0 || !strings.Contains(out, "[filesystem]") || strings.Contains(out, "$CWD") ||
+		!strings.Contains(out, "# Effective syscall policy") || !strings.Contains(out, "ptrace") {
 		t.Fatalf("profile show agent: exit %d, %q %q", code, out, errOut)
 	}
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/jail-sandbox/jail/jail"
 	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 const profileUsage = "usage: jail profile list | show NAME|FILE | check FILE..."
@@ -39,9 +42,14 @@ func runProfile(args []string, stdio jail.Stdio) int {
 	}
 }
 
-// showProfile prints a profile with extends applied and variables expanded, as TOML.
+// showProfile prints a profile with extends applied and variables expanded, as TOML, followed by
+// the effective syscall policy it compiles to, as comments.
 func showProfile(ref string, host profiles.Host, stdio jail.Stdio) int {
 	p, err := profiles.Load(ref, host)
+	if err != nil {
+		return fail(stdio.Err, err)
+	}
+	spec, err := profiles.Resolve(p, host, []string{"true"})
 	if err != nil {
 		return fail(stdio.Err, err)
 	}
@@ -52,8 +60,32 @@ func showProfile(ref string, host profiles.Host, stdio jail.Stdio) int {
 	if err != nil {
 		return fail(stdio.Err, err)
 	}
+	policy, err := seccomp.Describe(jail.SeccompPolicy(spec))
+	if err != nil {
+		return fail(stdio.Err, fmt.Errorf("describe the syscall policy: %w", err))
+	}
 	stdio.Out.Write(text)
+	writePolicy(stdio.Out, policy)
 	return 0
+}
+
+// writePolicy prints the effective seccomp policy as TOML comments.
+func writePolicy(w io.Writer, s seccomp.Summary) {
+	fmt.Fprintf(w, "\n# Effective syscall policy: mode %q; a denied call gets %s; other architectures: %s\n", s.Mode, s.Action, s.ForeignArch)
+	if s.Mode == seccomp.ModeDeny {
+		fmt.Fprintf(w, "#   denied: every syscall not allowed (%d known)\n", len(s.Denied))
+	} else if len(s.Denied) > 0 {
+		fmt.Fprintf(w, "#   denied: %s\n", strings.Join(s.Denied, " "))
+	}
+	if len(s.ENOSYS) > 0 {
+		fmt.Fprintf(w, "#   ENOSYS (libc falls back): %s\n", strings.Join(s.ENOSYS, " "))
+	}
+	for _, c := range s.Checks {
+		fmt.Fprintf(w, "#   %s: denies %s\n", c.Syscall, c.Denies)
+	}
+	for _, wide := range s.Widened {
+		fmt.Fprintf(w, "# WIDENS: syscalls: %s\n", wide)
+	}
 }
 
 // checkProfiles loads and resolves each file as a run would, and reports every failure.
