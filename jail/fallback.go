@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"slices"
 	"strings"
@@ -82,7 +81,7 @@ func runFallback(spec *profiles.Spec, stdio Stdio) (int, error) {
 	if err != nil {
 		return ExitSetup, err
 	}
-	sb := &sandbox{spec: spec, tty: tty, report: make(chan []byte, 1), signals: make(chan os.Signal, 16)}
+	sb := &sandbox{spec: spec, tty: tty, report: make(chan []byte, 1), signals: subscribe()}
 	sb.report <- nil // no init, no report: wait takes the command's own status
 	sb.cmd = &exec.Cmd{
 		Path: path, Args: spec.Argv, Env: env, Dir: spec.Cwd,
@@ -113,7 +112,7 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, w io.Writer) (i
 		status int
 		err    error
 	}
-	signal.Notify(sb.signals, forwardedSignals...)
+	sb.signals.wait() // before the command exists
 	done := make(chan result)
 	go func() {
 		// Never unlocked, so the thread ends with this goroutine. It also waits for the
@@ -139,7 +138,7 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, w io.Writer) (i
 	}()
 	r := <-done
 	if r.err != nil && sb.cmd.Process == nil { // never started: undo what wait would have
-		signal.Stop(sb.signals)
+		sb.signals.stop()
 		if sb.tty != nil {
 			sb.tty.slave.Close()
 		}

@@ -52,6 +52,7 @@ type initStep struct {
 // stays pid 1 until it exits. Each step is a function of its own; a failing one stops the run
 // and its error, naming the step, goes back to the host.
 func sandboxInit(cfg *initConfig) (int, error) {
+	r := newReaper() // catching signals takes the runtime a while: it happens while the root is built
 	err := runInitSteps(cfg.Spec, []initStep{
 		{"make init non-dumpable", setNonDumpable},
 		{"build the root filesystem", setupRoot}, // mount*.go: tmpfs root, Spec.Mounts, pivot_root, read-only
@@ -66,8 +67,9 @@ func sandboxInit(cfg *initConfig) (int, error) {
 		return 0, err
 	}
 	tty, stdio := commandTerminal(cfg)
-	// Subscribe to signals before the command exists, so none sent meanwhile is lost.
-	r := newReaper(tty)
+	// Signals are caught before the command exists, so none sent meanwhile is lost.
+	r.tty = tty
+	r.signals.wait()
 	pid, err := startPayload(cfg, stdio, tty != nil)
 	if err != nil {
 		return 0, err

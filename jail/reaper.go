@@ -3,7 +3,6 @@ package jail
 import (
 	"errors"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -13,16 +12,15 @@ import (
 // in the sandbox, and when the command ends kills and reaps the rest. Having waited for all of
 // them is what makes their CPU time and peak memory reach jail's caller (time jail -- CMD).
 type reaper struct {
-	signals chan os.Signal
+	signals *subscription
 	tty     *ptyRelay // the command's pseudo-terminal, resized on SIGWINCH; nil without one
 }
 
-// newReaper starts catching the forwarded signals. As pid 1, init gets a signal from outside
-// its namespace only when it has a handler for it.
-func newReaper(tty *ptyRelay) *reaper {
-	r := &reaper{signals: make(chan os.Signal, 16), tty: tty}
-	signal.Notify(r.signals, forwardedSignals...)
-	return r
+// newReaper starts catching the forwarded signals, in the background: wait for r.signals before
+// the command starts. As pid 1, init gets a signal from outside its namespace only when it has a
+// handler for it.
+func newReaper() *reaper {
+	return &reaper{signals: subscribe()}
 }
 
 // wait forwards signals to the command until it exits, then kills every other process in the
@@ -33,14 +31,14 @@ func (r *reaper) wait(command int) int {
 	go reapAll(command, exited, reaped)
 	for {
 		select {
-		case sig := <-r.signals:
+		case sig := <-r.signals.C:
 			if sig == syscall.SIGWINCH && r.tty != nil {
 				r.tty.resize() // the kernel signals the terminal's foreground process group
 				continue
 			}
 			unix.Kill(command, sig.(syscall.Signal)) // ESRCH: it just exited, exited is next
 		case status := <-exited:
-			signal.Stop(r.signals)
+			r.signals.stop()
 			killRest(command)
 			<-reaped
 			return status

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
@@ -70,13 +69,17 @@ func runSandbox(spec *profiles.Spec, stdio Stdio) (int, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
+	// Signals are caught from here on, in the background while init starts; sendPlan waits.
+	signals := subscribe()
 	eg, err := startEgress(spec, stdio.Err) // egress.go; nil unless network mode "proxy"
 	if err != nil {
+		signals.stop()
 		return ExitSetup, err
 	}
 	defer eg.close(stdio.Err)
-	sb, err := startSandbox(spec, stdio)
+	sb, err := startSandbox(spec, stdio, signals)
 	if err != nil {
+		signals.stop()
 		return ExitSetup, err
 	}
 	// Compiling the filter takes a millisecond or two: do it while init's runtime starts up.
@@ -99,14 +102,14 @@ type sandbox struct {
 	report   chan []byte     // what init wrote to reportFd, complete once init has exited
 	tty      *ptyRelay       // the fallback's pseudo-terminal, relayed by jail itself; nil in a sandbox
 	term     *callerTerminal // the caller's terminal, when init gives the command a pseudo-terminal
-	signals  chan os.Signal
+	signals  *subscription
 	timer    *time.Timer
 	timedOut atomic.Bool
 }
 
 // startSandbox starts init in new namespaces, where it waits for its plan (sendPlan), and starts
-// forwarding signals and enforcing the timeout.
-func startSandbox(spec *profiles.Spec, stdio Stdio) (*sandbox, error) {
+// forwarding the signals caught by signals and enforcing the timeout.
+func startSandbox(spec *profiles.Spec, stdio Stdio, signals *subscription) (*sandbox, error) {
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return nil, newError("pipe", "", err)
@@ -119,7 +122,7 @@ func startSandbox(spec *profiles.Spec, stdio Stdio) (*sandbox, error) {
 	}
 	defer repW.Close()
 
-	sb := &sandbox{spec: spec, plan: cfgW, report: make(chan []byte, 1), signals: make(chan os.Signal, 16)}
+	sb := &sandbox{spec: spec, plan: cfgW, report: make(chan []byte, 1), signals: signals}
 	if interactive(stdio) {
 		sb.term = saveTerminal(stdio.In) // init sets it raw; it is restored here even if init is killed
 	}
@@ -133,12 +136,9 @@ func startSandbox(spec *profiles.Spec, stdio Stdio) (*sandbox, error) {
 		ExtraFiles:  []*os.File{cfgR, repW}, // configFd, reportFd
 		SysProcAttr: initAttr(spec),
 	}
-	// Subscribe before init exists, so no signal falls between the two.
-	signal.Notify(sb.signals, forwardedSignals...)
 	_, names := namespaces(spec.Namespaces)
 	logf(spec, "host: starting init (namespaces %s)", strings.Join(names, ","))
 	if err := sb.cmd.Start(); err != nil {
-		signal.Stop(sb.signals)
 		cfgW.Close()
 		repR.Close()
 		return nil, startError(err)
@@ -155,8 +155,11 @@ func startSandbox(spec *profiles.Spec, stdio Stdio) (*sandbox, error) {
 	return sb, nil
 }
 
-// sendPlan sends init the Spec and the compiled seccomp program.
+// sendPlan sends init the Spec and the compiled seccomp program. With its plan init can start
+// the command, so every forwarded signal is caught by then. One that came earlier ended jail (its
+// default action) and init with it (Pdeathsig), before any command ran.
 func (sb *sandbox) sendPlan(bpf []byte) {
+	sb.signals.wait()
 	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil}
 	if err := json.NewEncoder(sb.plan).Encode(cfg); err != nil {
 		// init died before reading its plan: its report or exit status says why.
@@ -268,7 +271,7 @@ func userNSRefused(err error) bool {
 // a window change with a pseudo-terminal, resizes it). In the fallback they go to the command,
 // and jail resizes its pseudo-terminal itself.
 func (sb *sandbox) forwardSignals() {
-	for sig := range sb.signals {
+	for sig := range sb.signals.C {
 		if sig == syscall.SIGWINCH && sb.tty != nil {
 			sb.tty.resize()
 			continue
@@ -287,8 +290,7 @@ func (sb *sandbox) expire() {
 // wait waits for init and returns the command's status, or the error init reported.
 func (sb *sandbox) wait() (int, error) {
 	werr := sb.cmd.Wait()
-	signal.Stop(sb.signals)
-	close(sb.signals)
+	sb.signals.stop()
 	if sb.timer != nil {
 		sb.timer.Stop()
 	}
