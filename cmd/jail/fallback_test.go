@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -12,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // These tests run jail where the kernel refuses user namespaces, for real: inside an outer user
@@ -53,26 +50,7 @@ func runJailNoUserNS(t *testing.T, dir string, args ...string) (stdout, stderr s
 // runJailOuter runs jail with args in dir under the outer sandbox prefix.
 func runJailOuter(t *testing.T, prefix []string, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	argv := append(append(append([]string{}, prefix...), jailBin), args...)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	default:
-		t.Fatalf("run %q: %s", argv, err)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("jail %q did not finish within a minute; stderr: %s", args, errb.String())
-	}
-	return out.String(), errb.String(), code
+	return runJailWith(t, runOpts{dir: dir, wrap: prefix}, args...)
 }
 
 // fallbackRun runs script under sh with --fallback landlock --allow-weaker (plus extra flags)
@@ -317,19 +295,7 @@ func TestFallbackUnderSeccompFilter(t *testing.T) {
 // outside every grant: without an init to close it, the fallback must not pass it on.
 func TestFallbackInheritedDescriptorsClosed(t *testing.T) {
 	requireNoUserNSSandbox(t)
-	proj, outside := project(t)
-	victim := filepath.Join(outside, "victim")
-	prefix := append(append([]string{}, noUserNSPrefix[:len(noUserNSPrefix)-1]...), "sh", "sh", "-c", `exec 3>>"$0"; exec "$@"`, victim)
-	out, errOut, code := runJailOuter(t, prefix, proj, "--fallback", "landlock", "--allow-weaker", "--", "sh", "-c", "ls /proc/self/fd; echo pwned >&3")
-	if code == 0 || code == exitFailure {
-		t.Fatalf("write to an inherited descriptor: exit %d, stderr %q", code, errOut)
-	}
-	if fds := strings.Fields(out); len(fds) != 4 { // 0 1 2 and ls's own directory descriptor
-		t.Errorf("descriptors inside: %q, want only 0 1 2 (and ls's own)", out)
-	}
-	if got := readFile(t, victim); got != "original\n" {
-		t.Fatalf("victim changed through an inherited descriptor: %q", got)
-	}
+	checkInheritedDescriptorClosed(t, noUserNSPrefix, "--fallback", "landlock", "--allow-weaker")
 }
 
 func TestFallbackTimeout(t *testing.T) {

@@ -58,10 +58,18 @@ write = ["/dev"]
 // TestLandlockInheritedDescriptorsClosed hands jail a descriptor open for writing on a file
 // outside every grant: Landlock checks at open, so the sandbox must not inherit it at all.
 func TestLandlockInheritedDescriptorsClosed(t *testing.T) {
+	checkInheritedDescriptorClosed(t, nil)
+}
+
+// checkInheritedDescriptorClosed hands jail (run under outer, with jailArgs) a descriptor open
+// for writing on a file outside every grant, and asserts the command can neither see nor use it.
+func checkInheritedDescriptorClosed(t *testing.T, outer []string, jailArgs ...string) {
+	t.Helper()
 	proj, outside := project(t)
 	victim := filepath.Join(outside, "victim")
-	withFd3 := []string{"sh", "-c", `exec 3>>"$0"; exec "$@"`, victim}
-	out, errOut, code := runJailOuter(t, withFd3, proj, "--", "sh", "-c", "ls /proc/self/fd; echo pwned >&3")
+	withFd3 := append(append([]string{}, outer...), "sh", "-c", `exec 3>>"$0"; exec "$@"`, victim)
+	args := append(append([]string{}, jailArgs...), "--", "sh", "-c", "ls /proc/self/fd; echo pwned >&3")
+	out, errOut, code := runJailOuter(t, withFd3, proj, args...)
 	if code == 0 || code == exitFailure {
 		t.Fatalf("write to an inherited descriptor: exit %d, stderr %q", code, errOut)
 	}

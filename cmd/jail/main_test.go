@@ -69,11 +69,13 @@ func runJailIn(t *testing.T, dir, stdin string, args ...string) (stdout, stderr 
 	return runJailWith(t, runOpts{dir: dir, stdin: stdin}, args...)
 }
 
-// runOpts is how the jail process itself is started: where, with what input, and with which
-// variables added to (or replacing) the test's own environment.
+// runOpts is how the jail process itself is started: where, with what input, with which
+// variables added to (or replacing) the test's own environment, and under which wrapper
+// command (an outer sandbox, a shell that opens descriptors first), if any.
 type runOpts struct {
 	dir, stdin string
 	env        []string
+	wrap       []string
 }
 
 // runJailWith runs the jail binary with args as o says, bounded to a minute.
@@ -81,7 +83,8 @@ func runJailWith(t *testing.T, o runOpts, args ...string) (stdout, stderr string
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, jailBin, args...)
+	argv := append(append(append([]string{}, o.wrap...), jailBin), args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = o.dir
 	cmd.Env = append(os.Environ(), o.env...)
 	cmd.Stdin = bytes.NewBufferString(o.stdin)
@@ -94,7 +97,7 @@ func runJailWith(t *testing.T, o runOpts, args ...string) (stdout, stderr string
 	case errors.As(err, &exit):
 		code = exit.ExitCode()
 	default:
-		t.Fatalf("run %s %q: %s", jailBin, args, err)
+		t.Fatalf("run %q: %s", argv, err)
 	}
 	if ctx.Err() != nil {
 		t.Fatalf("jail %q did not finish within a minute; stderr: %s", args, errb.String())
