@@ -19,12 +19,25 @@ type Filter struct {
 func (f *Filter) BPF() []byte { return f.bpf }
 
 // Compile turns the policy into a BPF program. It runs in the host parent (libseccomp is not
-// needed in the sandbox) and does not install anything.
+// needed in the sandbox) and does not install anything. The built-in policies' programs come
+// precompiled by libseccomp (precompiled.go); every other policy is compiled now.
 func Compile(p Policy) (*Filter, error) {
 	pl, err := newPlan(p)
 	if err != nil {
 		return nil, err
 	}
+	if bpf := lookupPrecompiled(pl); bpf != nil {
+		return &Filter{bpf: bpf}, nil
+	}
+	bpf, err := compilePlan(pl)
+	if err != nil {
+		return nil, err
+	}
+	return &Filter{bpf: bpf}, nil
+}
+
+// compilePlan compiles the plan with libseccomp.
+func compilePlan(pl *plan) ([]byte, error) {
 	prog, err := build(pl)
 	if err != nil {
 		return nil, err
@@ -41,7 +54,7 @@ func Compile(p Policy) (*Filter, error) {
 		}
 		bpf = append(prefix, bpf...)
 	}
-	return &Filter{bpf: bpf}, nil
+	return bpf, nil
 }
 
 // Export compiles the policy and writes the raw program to w (`jail seccomp export`).
