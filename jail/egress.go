@@ -35,10 +35,11 @@ func startEgress(spec *profiles.Spec, stderr io.Writer) (*egress, error) {
 	return &egress{host: h, quiet: spec.Quiet}, nil
 }
 
-// close stops the proxy once the sandbox is gone and prints the exit report of denials.
-func (e *egress) close(stderr io.Writer) {
+// close stops the proxy once the sandbox is gone, prints the exit report of denials and returns
+// them (for --report).
+func (e *egress) close(stderr io.Writer) []proxy.Denial {
 	if e == nil {
-		return
+		return nil
 	}
 	denials := e.host.Close()
 	if stderr == nil {
@@ -47,6 +48,7 @@ func (e *egress) close(stderr io.Writer) {
 	if s := proxy.Summary(denials); s != "" && !e.quiet {
 		_, _ = io.WriteString(stderr, s)
 	}
+	return denials
 }
 
 // startEgressPorts is init's step for mode "proxy": 127.0.0.1 ports that forward to the bound

@@ -23,7 +23,7 @@ import (
 // the network and IPC namespaces, and the command gets no capabilities, no_new_privs and a new
 // session. It first names on stderr every protection that cannot hold this way and refuses to
 // start (ExitSetup) unless the plan allows a weaker sandbox. It never falls back silently.
-func runFallback(spec *profiles.Spec, stdio Stdio) (int, error) {
+func runFallback(spec *profiles.Spec, stdio Stdio, obs *observer) (int, error) {
 	w := io.Writer(os.Stderr)
 	if stdio.Err != nil {
 		w = stdio.Err
@@ -83,6 +83,7 @@ func runFallback(spec *profiles.Spec, stdio Stdio) (int, error) {
 	}
 	sb := &sandbox{spec: spec, tty: tty, report: make(chan []byte, 1), signals: subscribe()}
 	sb.report <- nil // no init, no report: wait takes the command's own status
+	obs.watch(sb, plan)
 	sb.cmd = &exec.Cmd{
 		Path: path, Args: spec.Argv, Env: env, Dir: spec.Cwd,
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
@@ -94,15 +95,20 @@ func runFallback(spec *profiles.Spec, stdio Stdio) (int, error) {
 // fallbackFilter compiles the Spec's seccomp policy with the fallback's stand-ins for the
 // namespaces added, and MPTCP blocked wherever Landlock's TCP rules hold.
 func fallbackFilter(spec *profiles.Spec, plan *fallbackPlan) ([]byte, error) {
-	policy := SeccompPolicy(spec)
-	policy.Deny = append(slices.Clone(policy.Deny), plan.DenySyscalls...)
-	policy.Allow = slices.DeleteFunc(slices.Clone(policy.Allow), func(s string) bool { return slices.Contains(plan.DenySyscalls, s) })
-	policy.BlockMPTCP = plan.Landlock.RestrictTCP
-	filter, err := seccomp.Compile(policy)
+	filter, err := seccomp.Compile(fallbackPolicy(spec, plan))
 	if err != nil {
 		return nil, err
 	}
 	return filter.BPF(), nil
+}
+
+// fallbackPolicy is the fallback's seccomp policy (fallbackFilter compiles it; --report sums it up).
+func fallbackPolicy(spec *profiles.Spec, plan *fallbackPlan) seccomp.Policy {
+	policy := SeccompPolicy(spec)
+	policy.Deny = append(slices.Clone(policy.Deny), plan.DenySyscalls...)
+	policy.Allow = slices.DeleteFunc(slices.Clone(policy.Allow), func(s string) bool { return slices.Contains(plan.DenySyscalls, s) })
+	policy.BlockMPTCP = plan.Landlock.RestrictTCP
+	return policy
 }
 
 // runRestricted starts sb's command from a thread restricted for good and waits for it there,
@@ -118,10 +124,11 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, w io.Writer) (i
 		// Never unlocked, so the thread ends with this goroutine. It also waits for the
 		// command, since Pdeathsig fires when the thread that forked it exits.
 		runtime.LockOSThread()
-		if err := restrictAndStartFallback(sb.spec, plan, bpf, sb.cmd, w); err != nil {
+		if err := restrictAndStartFallback(sb.spec, plan, bpf, sb.cmd, w, sb.obs); err != nil {
 			done <- result{ExitSetup, err}
 			return
 		}
+		sb.obs.started(sb, 0)
 		if d := sb.spec.Limits.TimeoutSeconds; d > 0 {
 			sb.timer = time.AfterFunc(time.Duration(d*float64(time.Second)), sb.expire)
 		}
@@ -148,7 +155,7 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, w io.Writer) (i
 }
 
 // restrictAndStartFallback runs on the locked thread: each restriction, then the command.
-func restrictAndStartFallback(spec *profiles.Spec, plan *fallbackPlan, bpf []byte, cmd *exec.Cmd, w io.Writer) error {
+func restrictAndStartFallback(spec *profiles.Spec, plan *fallbackPlan, bpf []byte, cmd *exec.Cmd, w io.Writer, obs *observer) error {
 	if holdsCapabilities() {
 		logf(spec, "fallback: drop capabilities")
 		if err := dropCapabilities(spec); err != nil {
@@ -163,6 +170,7 @@ func restrictAndStartFallback(spec *profiles.Spec, plan *fallbackPlan, bpf []byt
 	if err != nil {
 		return newError("apply landlock", "", err)
 	}
+	obs.landlockApplied(rep)
 	if len(rep.Missing) > 0 {
 		fmt.Fprintf(w, "jail: fallback: Landlock ABI %d lacks %s\n", rep.ABI, strings.Join(rep.Missing, ", "))
 	}

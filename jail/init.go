@@ -23,21 +23,20 @@ func MaybeInit() {
 // runInit reads the plan, runs the sandbox and returns init's exit status. A failure is sent to
 // the host over reportFd, which prints it as jail's one-line error.
 func runInit() (status int) {
-	report := os.NewFile(reportFd, "report")
 	defer func() {
 		// A bug in init still ends as jail's one-line error, not as a stack trace the host
 		// would pass off as the command's exit status 2.
 		if r := recover(); r != nil {
-			status = sendReport(report, &Error{Op: "sandbox init", Detail: fmt.Sprint("panic: ", r), Exit: ExitSetup})
+			status = sendReport(&Error{Op: "sandbox init", Detail: fmt.Sprint("panic: ", r), Exit: ExitSetup})
 		}
 	}()
 	cfg, err := readConfig(os.NewFile(configFd, "config"))
 	if err != nil {
-		return sendReport(report, newError("read sandbox plan", "", err))
+		return sendReport(newError("read sandbox plan", "", err))
 	}
 	status, err = sandboxInit(cfg)
 	if err != nil {
-		return sendReport(report, newError("setup", "", err))
+		return sendReport(newError("setup", "", err))
 	}
 	return status
 }
@@ -74,13 +73,15 @@ func sandboxInit(cfg *initConfig) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	tellHost(initMessage{Started: &startedMessage{PID: pid}}) // initmsg.go
 	if tty != nil {
 		tty.slave.Close() // the command holds it now
 		tty.start()
 	}
-	status := r.wait(pid)
+	ws := r.wait(pid)
 	tty.finish()
-	return status, nil
+	tellHostExited(ws)
+	return exitStatus(ws), nil
 }
 
 // runInitSteps runs steps in order, logging each when verbose. The first failure stops them and
@@ -109,8 +110,8 @@ func readConfig(f *os.File) (*initConfig, error) {
 }
 
 // sendReport sends e to the host and returns the status init exits with.
-func sendReport(report *os.File, e *Error) int {
-	json.NewEncoder(report).Encode(e) // if the host is gone, so is everyone who could read it
+func sendReport(e *Error) int {
+	tellHost(initMessage{Error: e})
 	return e.Exit
 }
 

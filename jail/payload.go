@@ -107,6 +107,7 @@ func applyLandlock(spec *profiles.Spec) error {
 	if err != nil {
 		return err
 	}
+	tellHost(initMessage{Landlock: &rep}) // for --report
 	if len(rep.Missing) > 0 {
 		logf(spec, "init: landlock ABI %d lacks %s", rep.ABI, strings.Join(rep.Missing, ", "))
 	}

@@ -24,9 +24,9 @@ func newReaper() *reaper {
 }
 
 // wait forwards signals to the command until it exits, then kills every other process in the
-// sandbox, reaps them all, and returns the command's status (128+N for signal N).
-func (r *reaper) wait(command int) int {
-	exited := make(chan int, 1)
+// sandbox, reaps them all, and returns the command's wait status.
+func (r *reaper) wait(command int) syscall.WaitStatus {
+	exited := make(chan syscall.WaitStatus, 1)
 	reaped := make(chan struct{})
 	go reapAll(command, exited, reaped)
 	for {
@@ -48,7 +48,7 @@ func (r *reaper) wait(command int) int {
 
 // reapAll waits for every child until none is left, reporting the command's status on exited
 // once it ends. Orphans in the sandbox are reparented to init, so they are children too.
-func reapAll(command int, exited chan<- int, reaped chan<- struct{}) {
+func reapAll(command int, exited chan<- syscall.WaitStatus, reaped chan<- struct{}) {
 	defer close(reaped)
 	for {
 		var ws unix.WaitStatus
@@ -58,7 +58,7 @@ func reapAll(command int, exited chan<- int, reaped chan<- struct{}) {
 		case err != nil: // ECHILD: all gone
 			return
 		case pid == command:
-			exited <- exitStatus(syscall.WaitStatus(ws))
+			exited <- syscall.WaitStatus(ws)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -52,19 +51,24 @@ var forwardedSignals = []os.Signal{
 // 128+N when it died of signal N, or ExitTimeout when Spec.Limits.TimeoutSeconds expired. err is
 // an *Error when jail itself failed (its Exit is the status to exit with).
 func Run(spec *profiles.Spec, stdio Stdio) (status int, err error) {
+	return runObserved(spec, stdio, &observer{spec: spec})
+}
+
+// runObserved is Run, followed by obs (report.go).
+func runObserved(spec *profiles.Spec, stdio Stdio, obs *observer) (status int, err error) {
 	if len(spec.Argv) == 0 {
 		return ExitSetup, &Error{Op: "run", Detail: "no command given", Exit: ExitSetup}
 	}
-	status, err = runSandbox(spec, stdio)
+	status, err = runSandbox(spec, stdio, obs)
 	if userNSRefused(err) && spec.Fallback == "landlock" {
 		logf(spec, "host: user namespaces refused (%s); falling back to Landlock", err)
-		return runFallback(spec, stdio)
+		return runFallback(spec, stdio, obs)
 	}
 	return status, err
 }
 
 // runSandbox runs the command in namespaces: starts init, sends it the plan, waits.
-func runSandbox(spec *profiles.Spec, stdio Stdio) (int, error) {
+func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer) (int, error) {
 	// Pdeathsig fires when the thread that started init exits: keep this one until init is gone.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -76,8 +80,8 @@ func runSandbox(spec *profiles.Spec, stdio Stdio) (int, error) {
 		signals.stop()
 		return ExitSetup, err
 	}
-	defer eg.close(stdio.Err)
-	sb, err := startSandbox(spec, stdio, signals)
+	defer func() { obs.egressClosed(eg.close(stdio.Err)) }()
+	sb, err := startSandbox(spec, stdio, signals, obs)
 	if err != nil {
 		signals.stop()
 		return ExitSetup, err
@@ -105,11 +109,12 @@ type sandbox struct {
 	signals  *subscription
 	timer    *time.Timer
 	timedOut atomic.Bool
+	obs      *observer // what --report and --json-status-fd need to know
 }
 
 // startSandbox starts init in new namespaces, where it waits for its plan (sendPlan), and starts
 // forwarding the signals caught by signals and enforcing the timeout.
-func startSandbox(spec *profiles.Spec, stdio Stdio, signals *subscription) (*sandbox, error) {
+func startSandbox(spec *profiles.Spec, stdio Stdio, signals *subscription, obs *observer) (*sandbox, error) {
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return nil, newError("pipe", "", err)
@@ -123,6 +128,7 @@ func startSandbox(spec *profiles.Spec, stdio Stdio, signals *subscription) (*san
 	defer repW.Close()
 
 	sb := &sandbox{spec: spec, plan: cfgW, report: make(chan []byte, 1), signals: signals}
+	obs.watch(sb, nil)
 	if interactive(stdio) {
 		sb.term = saveTerminal(stdio.In) // init sets it raw; it is restored here even if init is killed
 	}
@@ -143,11 +149,7 @@ func startSandbox(spec *profiles.Spec, stdio Stdio, signals *subscription) (*san
 		repR.Close()
 		return nil, startError(err)
 	}
-	go func() {
-		b, _ := io.ReadAll(io.LimitReader(repR, 1<<16))
-		repR.Close()
-		sb.report <- b
-	}()
+	go sb.readInit(repR) // initmsg.go
 	if d := spec.Limits.TimeoutSeconds; d > 0 {
 		sb.timer = time.AfterFunc(time.Duration(d*float64(time.Second)), sb.expire)
 	}

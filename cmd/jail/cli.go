@@ -46,6 +46,8 @@ Options:
       --allow-weaker        let a fallback run start although some protections cannot hold
   -v, --verbose             log each setup step to stderr
   -q, --quiet               no notices from jail itself (denied connections, exit report)
+      --report FILE         write what happened as JSON to FILE at exit (layers, status, usage)
+      --json-status-fd FD   stream bwrap-style JSON status lines (start, exit) on descriptor FD
       --dry-run             print the resolved plan (JSON) and exit 0
 
 Exit status: the command's own; 128+N if it died of signal N; 124 on --timeout;

@@ -21,6 +21,7 @@ type runFlags struct {
 	dryRun  bool
 	help    bool
 	version bool
+	report  reportFlags // report.go
 }
 
 func newRunFlagSet(w io.Writer) (*flag.FlagSet, *runFlags) {
@@ -62,6 +63,7 @@ func newRunFlagSet(w io.Writer) (*flag.FlagSet, *runFlags) {
 	fs.BoolVar(&f.help, "h", false, "")
 	fs.BoolVar(&f.help, "help", false, "")
 	fs.BoolVar(&f.version, "version", false, "")
+	f.report.register(fs)
 	return fs, f
 }
 
@@ -85,9 +87,13 @@ func runCommand(args []string, stdio jail.Stdio) int {
 		fmt.Fprintf(stdio.Err, "jail: no command given; usage: jail [OPTIONS] [--] COMMAND [ARG...] (see jail --help)\n")
 		return exitFailure
 	}
-	spec, err := resolve(f.profile, &f.overlay, fs.Args())
+	rep, err := f.report.open()
 	if err != nil {
 		return fail(stdio.Err, err)
+	}
+	spec, err := resolve(f.profile, &f.overlay, fs.Args())
+	if err != nil {
+		return rep.failed(stdio, f.profile, fs.Args(), err)
 	}
 	spec.Verbose = f.verbose
 	spec.Quiet = f.quiet
@@ -97,7 +103,7 @@ func runCommand(args []string, stdio jail.Stdio) int {
 	if f.dryRun {
 		return printJSON(stdio, spec)
 	}
-	status, err := jail.Run(spec, stdio)
+	status, err := rep.run(spec, stdio)
 	if err != nil {
 		return fail(stdio.Err, err)
 	}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/landlock"
+)
+
+// reportRun is one jail run with --report and --json-status-fd 3: what it printed, its exit
+// status, the report it wrote and the status records, each a decoded JSON line.
+type reportRun struct {
+	stdout, stderr string
+	code           int
+	report         *jail.Report
+	records        []map[string]any
+}
+
+// runJailReport runs jail in a fresh directory with --report and --json-status-fd 3 put before
+// args, descriptor 3 opened on a file (by a shell wrapped around jail) that the test reads after.
+func runJailReport(t *testing.T, args ...string) reportRun {
+	t.Helper()
+	dir := t.TempDir()
+	file, status := filepath.Join(dir, "report.json"), filepath.Join(dir, "status.jsonl")
+	r := reportRun{}
+	r.stdout, r.stderr, r.code = runJailWith(t, runOpts{dir: dir, wrap: []string{"sh", "-c", `exec "$@" 3>"$0"`, status}},
+		append([]string{"--report", file, "--json-status-fd", "3"}, args...)...)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("jail %q wrote no report: %s; stderr: %s", args, err, r.stderr)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r.report); err != nil {
+		t.Fatalf("report is not a jail.Report: %s\n%s", err, b)
+	}
+	lines, _ := os.ReadFile(status)
+	for _, line := range strings.SplitAfter(string(lines), "\n") {
+		if line == "" {
+			continue
+		}
+		if !strings.HasSuffix(line, "\n") {
+			t.Errorf("status record not ended by a newline: %q", line)
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("status record %q is not JSON: %s", line, err)
+		}
+		r.records = append(r.records, rec)
+	}
+	return r
+}
+
+// exitRecord checks that the last status record is the exit record of status code.
+func (r reportRun) exitRecord(t *testing.T, code int) {
+	t.Helper()
+	if len(r.records) == 0 {
+		t.Fatalf("no status records")
+	}
+	last := r.records[len(r.records)-1]
+	if len(last) != 1 || last["exit-code"] != float64(code) {
+		t.Errorf("exit record %v, want exit-code %d", last, code)
+	}
+}
+
+func TestReportNormalExit(t *testing.T) {
+	// A little CPU work, so the command's time is not all zero.
+	r := runJailReport(t, "--", "sh", "-c", `i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; echo out; exit 3`)
+	if r.code != 3 || r.stdout != "out\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	rep := r.report
+	if rep.Profile.Name != "agent" || rep.Profile.Source != "builtin:agent" {
+		t.Errorf("profile %+v", rep.Profile)
+	}
+	if !slices.Equal(rep.Command, []string{"sh", "-c", `i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; echo out; exit 3`}) {
+		t.Errorf("command %q", rep.Command)
+	}
+	if rep.Exit.Status != 3 || rep.Exit.Code == nil || *rep.Exit.Code != 3 || rep.Exit.Signal != "" {
+		t.Errorf("exit %+v", rep.Exit)
+	}
+	if rep.Error != "" || len(rep.LimitsHit) != 0 || rep.Network != nil {
+		t.Errorf("error %q, limits %q, network %+v", rep.Error, rep.LimitsHit, rep.Network)
+	}
+	if rep.Sandbox != "namespaces" || rep.Layers == nil {
+		t.Fatalf("sandbox %q, layers %+v", rep.Sandbox, rep.Layers)
+	}
+	l := rep.Layers
+	for _, ns := range []string{"user", "mount", "pid", "ipc", "uts", "net"} {
+		if !slices.Contains(l.Namespaces, ns) {
+			t.Errorf("namespaces %q lack %s", l.Namespaces, ns)
+		}
+	}
+	if !l.NoNewPrivs || !l.CapabilitiesDropped {
+		t.Errorf("layers %+v", l)
+	}
+	if abi := landlock.ABI(); abi > 0 || mustWork() {
+		if l.Landlock == nil || l.Landlock.ABI != abi || l.Landlock.Mode != "best-effort" {
+			t.Errorf("landlock %+v, kernel ABI %d", l.Landlock, abi)
+		}
+	}
+	if s := l.Seccomp; s == nil || s.Mode != "allow" || s.Errno != "EPERM" || s.DeniedSyscalls < 20 || s.ArgumentChecks == 0 {
+		t.Errorf("seccomp %+v", l.Seccomp)
+	}
+	if u := rep.Usage; u == nil || u.Of != "command" || u.UserSeconds+u.SystemSeconds <= 0 || u.PeakRSSBytes <= 0 {
+		t.Errorf("usage %+v", rep.Usage)
+	}
+	if rep.WallSeconds <= 0 {
+		t.Errorf("wall time %v", rep.WallSeconds)
+	}
+
+	if len(r.records) != 2 {
+		t.Fatalf("status records %v, want a start and an exit record", r.records)
+	}
+	start := r.records[0]
+	child, _ := start["child-pid"].(float64)
+	command, _ := start["command-pid"].(float64)
+	if child <= 0 || command <= 0 || child == command {
+		t.Errorf("start record %v: want init's and the command's host pids", start)
+	}
+	// The namespaces are the sandbox's, not this test's.
+	for _, ns := range []string{"cgroup", "ipc", "mnt", "net", "pid", "uts"} {
+		ino, _ := start[ns+"-namespace"].(float64)
+		var st syscall.Stat_t
+		if err := syscall.Stat("/proc/self/ns/"+ns, &st); err != nil {
+			t.Fatal(err)
+		}
+		if ino == 0 || uint64(ino) == st.Ino {
+			t.Errorf("start record %s-namespace %v, this test's is %d", ns, start[ns+"-namespace"], st.Ino)
+		}
+	}
+	r.exitRecord(t, 3)
+}
+
+func TestReportSignalDeath(t *testing.T) {
+	r := runJailReport(t, "--", "sh", "-c", "kill -TERM $$")
+	e := r.report.Exit
+	if r.code != 143 || e.Status != 143 || e.Code != nil || e.Signal != "SIGTERM" || e.SignalNumber != 15 {
+		t.Errorf("exit %d, report %+v; stderr %q", r.code, e, r.stderr)
+	}
+	if len(r.report.LimitsHit) != 0 || r.report.Error != "" {
+		t.Errorf("limits %q, error %q", r.report.LimitsHit, r.report.Error)
+	}
+	if len(r.records) != 2 || r.records[0]["child-pid"] == nil {
+		t.Errorf("status records %v", r.records)
+	}
+	r.exitRecord(t, 143)
+}
+
+func TestReportTimeout(t *testing.T) {
+	r := runJailReport(t, "--timeout", "300ms", "--", "sleep", "60")
+	rep := r.report
+	if r.code != 124 || rep.Exit.Status != 124 || !slices.Equal(rep.LimitsHit, []string{"timeout"}) ||
+		!strings.Contains(rep.Error, "timeout") {
+		t.Errorf("exit %d, report %+v", r.code, rep)
+	}
+	if rep.Exit.Signal != "SIGKILL" || rep.Usage == nil || rep.Usage.Of != "sandbox" {
+		t.Errorf("exit %+v, usage %+v", rep.Exit, rep.Usage)
+	}
+	if len(r.records) != 2 || r.records[0]["child-pid"] == nil {
+		t.Errorf("status records %v", r.records)
+	}
+	r.exitRecord(t, 124)
+}
+
+func TestReportRlimitHit(t *testing.T) {
+	profile := filepath.Join(t.TempDir(), "small.toml")
+	if err := os.WriteFile(profile, []byte("extends = [\"agent\"]\n[limits]\nfile_size = 4096\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runJailReport(t, "-p", profile, "--", "sh", "-c", "exec head -c 8192 /dev/zero > big")
+	rep := r.report
+	if r.code != 128+25 || rep.Exit.Signal != "SIGXFSZ" || !slices.Equal(rep.LimitsHit, []string{"file_size"}) {
+		t.Errorf("exit %d, report exit %+v, limits %q; stderr %q", r.code, rep.Exit, rep.LimitsHit, r.stderr)
+	}
+	if rep.Profile.Name != profile || rep.Profile.Source != profile {
+		t.Errorf("profile %+v", rep.Profile)
+	}
+}
+
+func TestReportSetupError(t *testing.T) {
+	// Inside the sandbox: the command does not exist.
+	r := runJailReport(t, "--", "/no/such/command")
+	rep := r.report
+	if r.code != 127 || rep.Exit.Status != 127 || rep.Exit.Code != nil || !strings.Contains(rep.Error, "/no/such/command") {
+		t.Errorf("exit %d, report %+v", r.code, rep)
+	}
+	if rep.Sandbox != "namespaces" || rep.Layers == nil || rep.Layers.Seccomp != nil || rep.Layers.NoNewPrivs {
+		t.Errorf("sandbox %q, layers %+v: the command never started", rep.Sandbox, rep.Layers)
+	}
+	if len(r.records) != 1 {
+		t.Errorf("status records %v, want only the exit record", r.records)
+	}
+	r.exitRecord(t, 127)
+
+	// Before any sandbox: the profile does not load.
+	r = runJailReport(t, "-p", "/no/such/profile.toml", "--", "true")
+	rep = r.report
+	if r.code != 125 || rep.Exit.Status != 125 || rep.Error == "" || rep.Sandbox != "" || rep.Layers != nil ||
+		rep.Profile.Name != "/no/such/profile.toml" || !slices.Equal(rep.Command, []string{"true"}) {
+		t.Errorf("exit %d, report %+v", r.code, rep)
+	}
+	if !strings.Contains(r.stderr, "jail: "+rep.Error) {
+		t.Errorf("report error %q is not what jail printed: %q", rep.Error, r.stderr)
+	}
+	r.exitRecord(t, 125)
+}
+
+// A report or status descriptor jail cannot use fails the run before the command runs.
+func TestReportUnusable(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	for _, args := range [][]string{
+		{"--report", filepath.Join(dir, "missing", "report.json")},
+		{"--json-status-fd", "97"},
+	} {
+		_, errOut, code := runJailIn(t, dir, "", append(args, "--rw", dir, "--", "touch", marker)...)
+		if code != 125 || !strings.HasPrefix(errOut, "jail: ") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("%q: the command ran", args)
+		}
+	}
+}
+
+func TestReportProxyDenials(t *testing.T) {
+	r := runJailReport(t, "-q", "--allow-host", "example.com", "--", "sh", "-c",
+		"curl -sS http://other.test/ >/dev/null; curl -sS http://other.test/ >/dev/null")
+	n := r.report.Network
+	if n == nil || n.Mode != "proxy" || len(n.Denied) != 1 {
+		t.Fatalf("network %+v; stderr %q", n, r.stderr)
+	}
+	if d := n.Denied[0]; d.Host != "other.test" || d.Port != 80 || d.Count != 2 || !strings.Contains(d.Hint, "--allow-host other.test") {
+		t.Errorf("denial %+v", d)
+	}
+}
+
+func TestReportFallback(t *testing.T) {
+	requireNoUserNSSandbox(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "report.json")
+	_, errOut, code := runJailNoUserNS(t, dir, "--report", file, "--fallback", "landlock", "--allow-weaker", "--", "sh", "-c", "exit 5")
+	if code != 5 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep jail.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sandbox != "landlock-fallback" || rep.Layers == nil || len(rep.Layers.Namespaces) != 0 || rep.Layers.Seccomp == nil ||
+		rep.Exit.Code == nil || *rep.Exit.Code != 5 || rep.Usage == nil || rep.Usage.Of != "command" {
+		t.Errorf("report %s", b)
+	}
+	if abi := landlock.ABI(); (abi > 0 || mustWork()) && (rep.Layers.Landlock == nil || rep.Layers.Landlock.ABI != abi) {
+		t.Errorf("landlock %+v, kernel ABI %d", rep.Layers.Landlock, abi)
+	}
+}

@@ -1,0 +1,111 @@
+package jail
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// startStatus is the --json-status-fd record written once the command runs, in bubblewrap's
+// format: child-pid is the host pid of the sandbox's first process (jail's init, pid 1 inside;
+// in the fallback, the command), and each namespace the sandbox was created in is named with
+// its inode, as /proc/PID/ns/* shows it. command-pid, jail's addition, is the command's host pid.
+type startStatus struct {
+	ChildPID   int    `json:"child-pid"`
+	CommandPID int    `json:"command-pid,omitempty"`
+	Cgroup     uint64 `json:"cgroup-namespace,omitempty"`
+	IPC        uint64 `json:"ipc-namespace,omitempty"`
+	Mnt        uint64 `json:"mnt-namespace,omitempty"`
+	Net        uint64 `json:"net-namespace,omitempty"`
+	PID        uint64 `json:"pid-namespace,omitempty"`
+	User       uint64 `json:"user-namespace,omitempty"`
+	UTS        uint64 `json:"uts-namespace,omitempty"`
+}
+
+// exitStatusRecord is the last --json-status-fd record, also after jail's own failure.
+type exitStatusRecord struct {
+	ExitCode int `json:"exit-code"`
+}
+
+// writeStartStatus writes the start record for the sandbox whose first process is child: with
+// namespaced, the namespaces of that process and the host pid of the command, pid commandNSPid
+// inside; without, child is the command.
+func writeStartStatus(w io.Writer, child, commandNSPid int, namespaced bool) {
+	rec := startStatus{ChildPID: child}
+	if namespaced {
+		rec.CommandPID = hostPid(child, commandNSPid)
+		for _, ns := range []struct {
+			name string
+			ino  *uint64
+		}{
+			{"cgroup", &rec.Cgroup}, {"ipc", &rec.IPC}, {"mnt", &rec.Mnt}, {"net", &rec.Net},
+			{"pid", &rec.PID}, {"user", &rec.User}, {"uts", &rec.UTS},
+		} {
+			*ns.ino = nsInode(child, ns.name)
+		}
+	}
+	writeRecord(w, rec)
+}
+
+// WriteExitStatus writes the exit record: the status jail exits with.
+func WriteExitStatus(w io.Writer, status int) error {
+	return writeRecord(w, exitStatusRecord{ExitCode: status})
+}
+
+// writeRecord writes one record as a line of JSON, in one write.
+func writeRecord(w io.Writer, rec any) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("write status record: %w", err)
+	}
+	return nil
+}
+
+// nsInode is the inode of process pid's namespace of that kind (0 when unreadable), which is
+// what identifies a namespace, as in /proc/PID/ns/KIND -> "KIND:[INODE]".
+func nsInode(pid int, kind string) uint64 {
+	var st unix.Stat_t
+	if unix.Stat("/proc/"+strconv.Itoa(pid)+"/ns/"+kind, &st) != nil {
+		return 0
+	}
+	return st.Ino
+}
+
+// hostPid finds the host pid of parent's child that is nsPid in its own pid namespace (0 when
+// not found): the last field of a process's NSpid line is its pid in the innermost namespace.
+// A child may have been forked by any of parent's threads, so each one's children are looked at.
+func hostPid(parent, nsPid int) int {
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(parent) + "/task")
+	for _, task := range tasks {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(parent) + "/task/" + task.Name() + "/children")
+		for _, child := range strings.Fields(string(b)) {
+			if pid, _ := strconv.Atoi(child); pid > 0 && innermostPid(pid) == nsPid {
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// innermostPid is pid's number in its innermost pid namespace, from /proc/PID/status.
+func innermostPid(pid int) int {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				n, _ := strconv.Atoi(f[len(f)-1])
+				return n
+			}
+		}
+	}
+	return 0
+}
