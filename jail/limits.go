@@ -9,7 +9,9 @@ import (
 	"github.com/jail-sandbox/jail/profiles"
 )
 
-// setRlimits applies the Spec's resource limits, soft = hard, inherited by the command. A zero
+// setRlimits applies the Spec's resource limits, soft = hard, inherited by the command; the CPU
+// limit's hard one is a second above, so the command gets SIGXCPU, which says why it died (at a
+// hard limit the kernel sends SIGKILL), and SIGKILL a second later if it ignores that. A zero
 // leaves a limit as inherited, except core dumps, which are off unless the Spec allows them. A
 // limit above the inherited hard one is held at that: only root in the host's user namespace
 // could raise it.
@@ -39,7 +41,11 @@ func setRlimits(spec *profiles.Spec) error {
 		if v < r.value {
 			logf(spec, "init: rlimit %s %d held at the inherited hard limit %d", r.name, r.value, v)
 		}
-		if err := unix.Setrlimit(r.resource, &unix.Rlimit{Cur: v, Max: v}); err != nil {
+		hard := v
+		if r.resource == unix.RLIMIT_CPU {
+			hard = min(v+1, cur.Max)
+		}
+		if err := unix.Setrlimit(r.resource, &unix.Rlimit{Cur: v, Max: hard}); err != nil {
 			return fmt.Errorf("setrlimit %s %d: %w", r.name, v, err)
 		}
 	}

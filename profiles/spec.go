@@ -109,7 +109,8 @@ type Proxy struct {
 type Limits struct {
 	// TimeoutSeconds kills the whole sandbox after that many seconds; 0 means none.
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
-	// The rlimits below are set soft = hard; 0 means inherited (except Core).
+	// The rlimits below are set soft = hard (CPU: hard one second above, so SIGXCPU comes
+	// first); 0 means inherited (except Core).
 	CPUSeconds   uint64 `json:"cpu_seconds,omitempty"`
 	AddressSpace uint64 `json:"address_space,omitempty"`
 	Processes    uint64 `json:"processes,omitempty"`

@@ -171,17 +171,24 @@ func TestReportTimeout(t *testing.T) {
 }
 
 func TestReportRlimitHit(t *testing.T) {
-	profile := filepath.Join(t.TempDir(), "small.toml")
-	if err := os.WriteFile(profile, []byte("extends = [\"agent\"]\n[limits]\nfile_size = 4096\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := runJailReport(t, "-p", profile, "--", "sh", "-c", "exec head -c 8192 /dev/zero > big")
-	rep := r.report
-	if r.code != 128+25 || rep.Exit.Signal != "SIGXFSZ" || !slices.Equal(rep.LimitsHit, []string{"file_size"}) {
-		t.Errorf("exit %d, report exit %+v, limits %q; stderr %q", r.code, rep.Exit, rep.LimitsHit, r.stderr)
-	}
-	if rep.Profile.Name != profile || rep.Profile.Source != profile {
-		t.Errorf("profile %+v", rep.Profile)
+	for _, tc := range []struct {
+		limit, script, signal, hit string
+	}{
+		{"file_size = 4096", "exec head -c 8192 /dev/zero > big", "SIGXFSZ", "file_size"},
+		{"cpu = 1", "while :; do :; done", "SIGXCPU", "cpu"},
+	} {
+		profile := filepath.Join(t.TempDir(), "small.toml")
+		if err := os.WriteFile(profile, []byte("extends = [\"agent\"]\n[limits]\n"+tc.limit+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runJailReport(t, "-p", profile, "--", "sh", "-c", tc.script)
+		rep := r.report
+		if rep.Exit.Signal != tc.signal || r.code != 128+rep.Exit.SignalNumber || !slices.Equal(rep.LimitsHit, []string{tc.hit}) {
+			t.Errorf("%s: exit %d, report exit %+v, limits %q; stderr %q", tc.limit, r.code, rep.Exit, rep.LimitsHit, r.stderr)
+		}
+		if rep.Profile.Name != profile || rep.Profile.Source != profile {
+			t.Errorf("profile %+v", rep.Profile)
+		}
 	}
 }
 
