@@ -2,7 +2,6 @@ package jail
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -54,22 +53,19 @@ func restrictAndStart(cfg *initConfig, path string, stdio Stdio, ctty bool) (int
 		return 0, err
 	}
 	logf(spec, "init: exec %s", path)
-	cmd := &exec.Cmd{
-		Path:   path,
-		Args:   spec.Argv,
-		Env:    spec.Env, // the working directory is init's: enterCwd
-		Stdin:  stdio.In,
-		Stdout: stdio.Out,
-		Stderr: stdio.Err,
+	// syscall.ForkExec, not os/exec: os.StartProcess probes pidfd support on its first use (four
+	// syscalls and a vfork'ed child, 0.17 ms), and the reaper waits for the command by pid, with
+	// every other process.
+	pid, err := syscall.ForkExec(path, spec.Argv, &syscall.ProcAttr{
+		Env:   spec.Env, // the working directory is init's: enterCwd
+		Files: []uintptr{stdio.In.Fd(), stdio.Out.Fd(), stdio.Err.Fd()},
 		// A new session: no controlling terminal unless it is the pseudo-terminal jail made for
 		// it, so TIOCSTI cannot reach the caller's terminal.
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Setctty: ctty, Ctty: 0},
-	}
-	if err := cmd.Start(); err != nil {
+		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: ctty, Ctty: 0},
+	})
+	if err != nil {
 		return 0, execError(spec.Argv[0], err)
 	}
-	pid := cmd.Process.Pid
-	cmd.Process.Release() // the reaper waits for it, with every other process
 	return pid, nil
 }
 
