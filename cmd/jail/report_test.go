@@ -27,10 +27,17 @@ type reportRun struct {
 // args, descriptor 3 opened on a file (by a shell wrapped around jail) that the test reads after.
 func runJailReport(t *testing.T, args ...string) reportRun {
 	t.Helper()
+	return runJailReportUnder(t, nil, args...)
+}
+
+// runJailReportUnder is runJailReport with jail run under the wrapper command wrap.
+func runJailReportUnder(t *testing.T, wrap []string, args ...string) reportRun {
+	t.Helper()
 	dir := t.TempDir()
 	file, status := filepath.Join(dir, "report.json"), filepath.Join(dir, "status.jsonl")
 	r := reportRun{}
-	r.stdout, r.stderr, r.code = runJailWith(t, runOpts{dir: dir, wrap: []string{"sh", "-c", `exec "$@" 3>"$0"`, status}},
+	wrap = append(append([]string{}, wrap...), "sh", "-c", `exec "$@" 3>"$0"`, status)
+	r.stdout, r.stderr, r.code = runJailWith(t, runOpts{dir: dir, wrap: wrap},
 		append([]string{"--report", file, "--json-status-fd", "3"}, args...)...)
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -252,25 +259,19 @@ func TestReportProxyDenials(t *testing.T) {
 
 func TestReportFallback(t *testing.T) {
 	requireNoUserNSSandbox(t)
-	dir := t.TempDir()
-	file := filepath.Join(dir, "report.json")
-	_, errOut, code := runJailNoUserNS(t, dir, "--report", file, "--fallback", "landlock", "--allow-weaker", "--", "sh", "-c", "exit 5")
-	if code != 5 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep jail.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
-	if rep.Sandbox != "landlock-fallback" || rep.Layers == nil || len(rep.Layers.Namespaces) != 0 || rep.Layers.Seccomp == nil ||
-		rep.Exit.Code == nil || *rep.Exit.Code != 5 || rep.Usage == nil || rep.Usage.Of != "command" {
-		t.Errorf("report %s", b)
+	r := runJailReportUnder(t, noUserNSPrefix, "--fallback", "landlock", "--allow-weaker", "--", "sh", "-c", "exit 5")
+	rep := r.report
+	if r.code != 5 || rep.Sandbox != "landlock-fallback" || rep.Layers == nil || len(rep.Layers.Namespaces) != 0 ||
+		rep.Layers.Seccomp == nil || !rep.Layers.NoNewPrivs || rep.Exit.Code == nil || *rep.Exit.Code != 5 ||
+		rep.Usage == nil || rep.Usage.Of != "command" {
+		t.Fatalf("exit %d, report %+v, layers %+v; stderr %q", r.code, rep, rep.Layers, r.stderr)
 	}
 	if abi := landlock.ABI(); (abi > 0 || mustWork()) && (rep.Layers.Landlock == nil || rep.Layers.Landlock.ABI != abi) {
 		t.Errorf("landlock %+v, kernel ABI %d", rep.Layers.Landlock, abi)
 	}
+	// The start record names the command itself: there is no init and no namespace of its own.
+	if len(r.records) != 2 || len(r.records[0]) != 1 || r.records[0]["child-pid"] == nil {
+		t.Errorf("status records %v", r.records)
+	}
+	r.exitRecord(t, 5)
 }
