@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
@@ -53,6 +54,7 @@ func decodeError(file string, err error) error {
 func (p *Profile) recordOrigins(file string, data []byte) error {
 	var parser unstable.Parser
 	parser.Reset(data)
+	lines := newLineIndex(data)
 	var table []string
 	for parser.NextExpression() {
 		expr := parser.Expression()
@@ -60,7 +62,7 @@ func (p *Profile) recordOrigins(file string, data []byte) error {
 		case unstable.Table, unstable.ArrayTable:
 			table = keyParts(expr.Key())
 		case unstable.KeyValue:
-			p.recordKeyValue(&parser, file, table, expr)
+			p.recordKeyValue(lines, file, table, expr)
 		}
 	}
 	if err := parser.Error(); err != nil {
@@ -70,32 +72,57 @@ func (p *Profile) recordOrigins(file string, data []byte) error {
 }
 
 // recordKeyValue records one key = value expression found under the table prefix.
-func (p *Profile) recordKeyValue(parser *unstable.Parser, file string, prefix []string, kv *unstable.Node) {
+func (p *Profile) recordKeyValue(lines lineIndex, file string, prefix []string, kv *unstable.Node) {
 	keys := kv.Key()
 	parts := append([]string(nil), prefix...)
 	line := 0
 	for keys.Next() {
 		n := keys.Node()
 		parts = append(parts, string(n.Data))
-		line = parser.Shape(n.Raw).Start.Line
+		line = lines.line(n.Raw)
 	}
 	key := strings.Join(parts, ".")
 	p.setOrigin(key, "", Origin{File: file, Line: line})
 	value := kv.Value()
 	switch value.Kind {
 	case unstable.String:
-		p.setOrigin(key, string(value.Data), Origin{File: file, Line: parser.Shape(value.Raw).Start.Line})
+		p.setOrigin(key, string(value.Data), Origin{File: file, Line: lines.line(value.Raw)})
 	case unstable.Array:
 		for it := value.Children(); it.Next(); {
 			if n := it.Node(); n.Kind == unstable.String {
-				p.setOrigin(key, string(n.Data), Origin{File: file, Line: parser.Shape(n.Raw).Start.Line})
+				p.setOrigin(key, string(n.Data), Origin{File: file, Line: lines.line(n.Raw)})
 			}
 		}
 	case unstable.InlineTable:
 		for it := value.Children(); it.Next(); {
-			p.recordKeyValue(parser, file, parts, it.Node())
+			p.recordKeyValue(lines, file, parts, it.Node())
 		}
 	}
+}
+
+// lineIndex holds the offset at which each line of a document starts. It turns a node's offset
+// into its line with a binary search: the parser's Shape counts the newlines from the start of
+// the document for every node, which made recording the origins of a long, commented built-in
+// profile the larger part of loading it.
+type lineIndex []int
+
+func newLineIndex(data []byte) lineIndex {
+	starts := lineIndex{0}
+	for i, b := range data {
+		if b == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// line is the 1-based line that r starts on.
+func (l lineIndex) line(r unstable.Range) int {
+	n, found := slices.BinarySearch(l, int(r.Offset))
+	if found {
+		return n + 1
+	}
+	return n
 }
 
 // keyParts returns the parts of a dotted key.
