@@ -27,6 +27,7 @@ type planner struct {
 	selfBinds map[string]bool
 	// linkGrants are the targets of grants whose final name is a symlink (see linkgrants.go).
 	linkGrants map[string]bool
+	links      symlinks // the host's symlinks, as followed so far
 }
 
 // plan builds the mount list (see the contract's "Spec.Mounts semantics"): grants, masks,
@@ -69,7 +70,7 @@ func (pl *planner) plan() ([]Mount, error) {
 // grant adds a read-only or writable bind of e. Source is e with every symlink followed (once,
 // here); Target keeps e's final name under its physical parents.
 func (pl *planner) grant(kind MountKind, e entry) error {
-	source, err := filepath.EvalSymlinks(e.path)
+	source, err := pl.links.eval(e.path)
 	if errors.Is(err, fs.ErrNotExist) && e.optional {
 		return nil
 	}
@@ -82,7 +83,7 @@ func (pl *planner) grant(kind MountKind, e entry) error {
 	if pl.isSystemLink(e.path) {
 		return nil
 	}
-	target, err := physical(e.path)
+	target, err := pl.links.physical(e.path)
 	if err != nil {
 		return pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, err)
 	}
@@ -108,7 +109,7 @@ func (pl *planner) tmpfs(e entry) error {
 	if _, err := os.Lstat(e.path); err != nil && e.optional {
 		return nil
 	}
-	target, err := physical(e.path)
+	target, err := pl.links.physical(e.path)
 	if err != nil {
 		return pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, err)
 	}
@@ -197,7 +198,7 @@ func (pl *planner) maskable(e entry) (fs.FileInfo, string, error) {
 	case info.Mode()&fs.ModeSymlink != 0:
 		return nil, "", pl.p.errorAt(e.key, e.raw, "%s is a symlink: a mask there could be redirected; name the path it points to", e.path)
 	}
-	target, err := physical(e.path)
+	target, err := pl.links.physical(e.path)
 	if err != nil {
 		return nil, "", pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, err)
 	}
@@ -227,7 +228,7 @@ func (pl *planner) isSystemLink(path string) bool {
 
 // home makes sure $HOME exists inside: an empty directory unless a mount provides it.
 func (pl *planner) home() error {
-	target, err := physical(filepath.Clean(pl.host.Home))
+	target, err := pl.links.physical(filepath.Clean(pl.host.Home))
 	if err != nil {
 		return fmt.Errorf("resolve home %s: %w", pl.host.Home, err)
 	}

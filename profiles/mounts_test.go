@@ -242,7 +242,7 @@ func TestWriteRootWarns(t *testing.T) {
 func TestPhysicalKeepsMissingTail(t *testing.T) {
 	dir := t.TempDir()
 	symlink(t, dir, dir+"/self")
-	got, err := physical(filepath.Join(dir, "self/missing/x"))
+	got, err := symlinks{}.physical(filepath.Join(dir, "self/missing/x"))
 	if err != nil || got != dir+"/missing/x" {
 		t.Errorf("got %q, %v", got, err)
 	}

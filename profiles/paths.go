@@ -7,18 +7,40 @@ import (
 	"strings"
 )
 
+// symlinks follows symlinks on the host for one Resolve and remembers each answer: a profile's
+// paths share a few parents (the working directory, ~, /etc), and filepath.EvalSymlinks lstats
+// every component of each (over 150 calls for the agent profile, a third of resolving it).
+// Resolve changes nothing on disk, so an answer holds for the whole call.
+type symlinks map[string]evaluated
+
+// evaluated is one answer of filepath.EvalSymlinks.
+type evaluated struct {
+	path string
+	err  error
+}
+
+// eval is filepath.EvalSymlinks, answered once per path.
+func (s symlinks) eval(path string) (string, error) {
+	if r, ok := s[path]; ok {
+		return r.path, r.err
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	s[path] = evaluated{resolved, err}
+	return resolved, err
+}
+
 // physical returns path with its parent directories' symlinks resolved and its final name kept:
 // where a mount for path sits, so a symlink planted at the final name cannot redirect it.
 // Parents that do not exist are kept as written.
-func physical(path string) (string, error) {
+func (s symlinks) physical(path string) (string, error) {
 	if path == "/" {
 		return "/", nil
 	}
 	dir, base := filepath.Split(path)
 	dir = filepath.Clean(dir)
-	resolved, err := filepath.EvalSymlinks(dir)
+	resolved, err := s.eval(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		resolved, err = physical(dir)
+		resolved, err = s.physical(dir)
 	}
 	if err != nil {
 		return "", err

@@ -35,16 +35,16 @@ func Resolve(p *Profile, host Host, argv []string) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &planner{p: e, host: host, selfBinds: map[string]bool{}, linkGrants: map[string]bool{}}
+	pl := &planner{p: e, host: host, selfBinds: map[string]bool{}, linkGrants: map[string]bool{}, links: symlinks{}}
 	mounts, err := pl.plan()
 	if err != nil {
 		return nil, err
 	}
-	home, err := physical(filepath.Clean(host.Home))
+	home, err := pl.links.physical(filepath.Clean(host.Home))
 	if err != nil {
 		return nil, fmt.Errorf("resolve home %s: %w", host.Home, err)
 	}
-	cwd, err := workingDir(e, host, mounts)
+	cwd, err := workingDir(e, host, mounts, pl.links)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func Resolve(p *Profile, host Host, argv []string) (*Spec, error) {
 
 // workingDir is process.cwd, else the host's working directory when a grant makes it visible,
 // else /. Like every target, it keeps its final name under physical parents.
-func workingDir(p *Profile, host Host, mounts []Mount) (string, error) {
+func workingDir(p *Profile, host Host, mounts []Mount, links symlinks) (string, error) {
 	dir := p.Process.Cwd
 	if dir == "" {
 		dir = host.Cwd
@@ -83,7 +83,7 @@ func workingDir(p *Profile, host Host, mounts []Mount) (string, error) {
 	if !filepath.IsAbs(dir) {
 		return "", p.errorAt("process.cwd", dir, "%s: not an absolute path", dir)
 	}
-	target, err := physical(filepath.Clean(dir))
+	target, err := links.physical(filepath.Clean(dir))
 	if err != nil {
 		return "", p.errorAt("process.cwd", dir, "resolve %s: %w", dir, err)
 	}
