@@ -19,6 +19,10 @@ type initMessage struct {
 	Landlock *landlock.Report `json:"landlock,omitempty"`
 	Started  *startedMessage  `json:"started,omitempty"`
 	Exited   *exitedMessage   `json:"exited,omitempty"`
+	// Denial is a call --explain predicts the sandbox refuses (explain.go); MoreDenials says
+	// init stopped sending them.
+	Denial      *Denial `json:"denial,omitempty"`
+	MoreDenials bool    `json:"more_denials,omitempty"`
 }
 
 // startedMessage says the command runs, as pid PID of the sandbox's pid namespace.
@@ -76,6 +80,8 @@ func (sb *sandbox) readInit(r io.ReadCloser) {
 			sb.obs.started(sb, msg.Started.PID)
 		case msg.Exited != nil:
 			sb.obs.exited(msg.Exited)
+		case msg.Denial != nil || msg.MoreDenials:
+			sb.obs.denied(msg.Denial) // explain_report.go
 		}
 	}
 	if sc.Err() != nil {

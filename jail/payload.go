@@ -47,6 +47,7 @@ func restrictAndStart(cfg *initConfig, path string, stdio Stdio, ctty bool) (int
 		{"drop capabilities", dropCapabilities},
 		{"set no_new_privs", setNoNewPrivs},
 		{"apply landlock", applyLandlock},
+		{"watch for --explain", startExplainer}, // explain.go; before the main filter
 		{"install seccomp filter", func(spec *profiles.Spec) error { return installSeccomp(spec, cfg.BPF) }},
 	})
 	if err != nil {

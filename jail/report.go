@@ -32,6 +32,10 @@ type Report struct {
 	WallSeconds float64        `json:"wall_seconds"`
 	Usage       *Usage         `json:"usage,omitempty"`
 	Network     *NetworkReport `json:"network,omitempty"`
+	// Denials are the command's writes and connects the sandbox refused, one per path or
+	// address, with the line jail printed for each (--explain only; explain_report.go).
+	Denials          []Denial `json:"denials,omitzero"`
+	DenialsTruncated bool     `json:"denials_truncated,omitempty"`
 	// Error is jail's own failure, as it printed it (without "jail: "); empty otherwise.
 	Error string `json:"error,omitempty"`
 }
@@ -126,6 +130,7 @@ type observer struct {
 	exit     *exitedMessage // from init; nil in the fallback or when init did not get to it
 	proxied  bool
 	denials  []proxy.Denial
+	explain  explanations // --explain's denials
 }
 
 // watch makes o the observer of sb, a new attempt: what an earlier one saw is dropped.
@@ -173,6 +178,7 @@ func (o *observer) report(status int, err error) *Report {
 	if o.proxied && o.spec.Network.Proxy != nil {
 		r.Network = &NetworkReport{Mode: o.spec.Network.Mode, Denied: append([]proxy.Denial{}, o.denials...)}
 	}
+	o.explain.fill(r, o.spec)
 	if sb == nil || sb.cmd.Process == nil {
 		return r // jail failed before starting anything
 	}

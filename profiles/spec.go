@@ -36,6 +36,8 @@ type Spec struct {
 	Verbose bool `json:"verbose,omitempty"`
 	// Quiet silences jail's own notices on stderr (the proxy's denial lines and exit report).
 	Quiet bool `json:"quiet,omitempty"`
+	// Explain watches the command's writes and connects and explains those the sandbox refuses.
+	Explain bool `json:"explain,omitempty"`
 }
 
 // MountKind names one filesystem setup operation.

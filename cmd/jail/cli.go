@@ -47,6 +47,7 @@ Options:
   -v, --verbose             log each setup step to stderr
   -q, --quiet               no notices from jail itself (denied connections, exit report)
       --report FILE         write what happened as JSON to FILE at exit (layers, status, usage)
+      --explain             after the command, explain each write or connect the sandbox refused
       --json-status-fd FD   stream bwrap-style JSON status lines (start, exit) on descriptor FD
       --dry-run             print the resolved plan (JSON) and exit 0
 

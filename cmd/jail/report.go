@@ -56,7 +56,7 @@ func (r *reportFlags) open() (*reporter, error) {
 
 // run runs spec, observed when a report or status records were asked for.
 func (rep *reporter) run(spec *profiles.Spec, stdio jail.Stdio) (int, error) {
-	if rep.file == nil && rep.status == nil {
+	if rep.file == nil && rep.status == nil && !spec.Explain {
 		return jail.Run(spec, stdio)
 	}
 	var status io.Writer
@@ -65,6 +65,9 @@ func (rep *reporter) run(spec *profiles.Spec, stdio jail.Stdio) (int, error) {
 	}
 	r, code, err := jail.RunReport(spec, stdio, status)
 	r.Profile.Source = profileSource(spec.Profile)
+	if spec.Explain {
+		jail.WriteDenials(stdio.Err, r)
+	}
 	if werr := rep.write(r); werr != nil {
 		// Rare (the file is open): the command ran, so its status stands.
 		fmt.Fprintf(stdio.Err, "jail: %s\n", werr)

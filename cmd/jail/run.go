@@ -18,6 +18,7 @@ type runFlags struct {
 	overlay profiles.Profile
 	verbose bool
 	quiet   bool
+	explain bool
 	dryRun  bool
 	help    bool
 	version bool
@@ -59,6 +60,7 @@ func newRunFlagSet(w io.Writer) (*flag.FlagSet, *runFlags) {
 	})
 	fs.BoolVar(&f.verbose, "v", false, "")
 	fs.BoolVar(&f.verbose, "verbose", false, "")
+	fs.BoolVar(&f.explain, "explain", false, "")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "")
 	fs.BoolVar(&f.help, "h", false, "")
 	fs.BoolVar(&f.help, "help", false, "")
@@ -97,6 +99,7 @@ func runCommand(args []string, stdio jail.Stdio) int {
 	}
 	spec.Verbose = f.verbose
 	spec.Quiet = f.quiet
+	spec.Explain = f.explain
 	for _, w := range spec.Warnings {
 		fmt.Fprintf(stdio.Err, "jail: warning: %s\n", w)
 	}

@@ -1,0 +1,141 @@
+package jail
+
+import (
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/profiles"
+)
+
+// Denial is one call of the command that --explain predicts the sandbox refuses: init judges it
+// from the Spec while the call waits (explain.go), the host adds Message (explain_message.go).
+type Denial struct {
+	// Kind is "write" (a call that creates, changes, renames or removes Path) or "connect".
+	Kind    string `json:"kind"`
+	Path    string `json:"path,omitempty"`    // as the sandbox sees it, symlinks of its parents followed
+	Address string `json:"address,omitempty"` // HOST:PORT of a connect
+	Syscall string `json:"syscall"`
+	// Rule says which part of the plan refuses it: "outside-grants" (no writable grant covers
+	// Path), "read-only" (a read-only grant does), "protected", "hidden", "mountpoint" (Path is
+	// where something is mounted: it cannot be renamed or removed), "no-network", "proxy-only"
+	// (only the egress proxy's ports are reachable), "tcp-port" (Landlock allows other ports).
+	Rule string `json:"rule"`
+	// Under is the grant, protection or mask that decides: its path.
+	Under string `json:"under,omitempty"`
+	// Exists says Path existed when the call was made (the flag to suggest names it, or its
+	// directory).
+	Exists  bool   `json:"exists,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// key identifies a distinct denial.
+func (d Denial) key() string { return d.Kind + " " + d.Path + d.Address }
+
+// writeVerdict judges a write to path (physical, as the sandbox sees it) against the plan.
+// removes says the call removes or renames path itself, which a mountpoint refuses. It returns
+// the rule that refuses it and the path of the mount or grant that decides, or "" when the
+// sandbox lets the write through (or jail cannot tell: /proc and /dev).
+func writeVerdict(spec *profiles.Spec, path string, removes bool) (rule, under string) {
+	var cover *profiles.Mount
+	for i := range spec.Mounts {
+		m := &spec.Mounts[i]
+		if covers(m, path) {
+			cover = m // mounts are in order: the last covering one is on top
+		}
+	}
+	if cover == nil {
+		return "outside-grants", ""
+	}
+	switch cover.Kind {
+	case profiles.MountProc, profiles.MountDev:
+		return "", "" // devices, terminals and /proc/self/fd links: not judged
+	case profiles.MountROBind:
+		return "read-only", cover.Target
+	case profiles.MountProtect:
+		return "protected", cover.Target
+	case profiles.MountHideDir, profiles.MountHideFile:
+		return "hidden", cover.Target
+	}
+	if removes && cover.Target == path {
+		return "mountpoint", path
+	}
+	if spec.Landlock.Mode != landlock.ModeOff && !slices.ContainsFunc(spec.Landlock.Write, func(w string) bool { return within(path, w) }) {
+		return "outside-grants", ""
+	}
+	return "", ""
+}
+
+// covers reports whether m is a mount (not a symlink or directory op) whose tree holds path.
+func covers(m *profiles.Mount, path string) bool {
+	switch m.Kind {
+	case profiles.MountSymlink, profiles.MountDir:
+		return false
+	case profiles.MountHideFile:
+		return m.Target == path
+	case profiles.MountROBind, profiles.MountBind, profiles.MountProtect:
+		if !m.IsDir {
+			return m.Target == path
+		}
+	}
+	return within(path, m.Target)
+}
+
+// within reports whether path is dir or beneath it.
+func within(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
+}
+
+// unjudged reports whether path lies where jail does not predict writes: /proc and /dev hold
+// terminals, devices and magic links, which the mounts say nothing about.
+func unjudged(path string) bool {
+	return within(path, "/proc") || within(path, "/dev")
+}
+
+// connectVerdict judges a connect to addr:port. tcp says whether the socket is a TCP one; it is
+// asked only where that matters (Landlock's TCP rules on the host's network).
+func connectVerdict(spec *profiles.Spec, addr netip.Addr, port uint16, tcp func() bool) string {
+	net := spec.Network
+	switch net.Mode {
+	case "none", "proxy":
+		if addr.IsLoopback() {
+			return "" // the sandbox's own loopback: its own business
+		}
+		if net.Mode == "proxy" {
+			return "proxy-only"
+		}
+		return "no-network"
+	case "host":
+		if restrictsTCP(spec) && !slices.Contains(net.TCPConnect, port) && tcp() {
+			return "tcp-port"
+		}
+	}
+	return ""
+}
+
+// writableGrants lists the plan's writable binds and tmpfs, apart (for the message), without
+// the self-binds beneath a grant that only pin protected paths in place.
+func writableGrants(spec *profiles.Spec) (binds, tmpfs []string) {
+	for _, m := range spec.Mounts {
+		switch m.Kind {
+		case profiles.MountBind:
+			if !slices.ContainsFunc(binds, func(b string) bool { return within(m.Target, b) }) {
+				binds = append(binds, m.Target)
+			}
+		case profiles.MountTmpfs:
+			tmpfs = append(tmpfs, m.Target)
+		}
+	}
+	return binds, tmpfs
+}
+
+// suggestedGrant is the path to pass to --rw: the path itself when it existed, else its
+// directory (a grant must exist).
+func (d Denial) suggestedGrant() string {
+	if d.Exists {
+		return d.Path
+	}
+	return filepath.Dir(d.Path)
+}

@@ -1,0 +1,47 @@
+package jail
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/jail-sandbox/jail/profiles"
+)
+
+// explanations are the denials init sent for --explain, in the order it found them.
+type explanations struct {
+	list      []Denial
+	truncated bool // init stopped at maxDenials
+}
+
+// denied records a denial init predicted, with the line that explains it; nil means init
+// stopped sending them.
+func (o *observer) denied(d *Denial) {
+	if d == nil {
+		o.explain.truncated = true
+		return
+	}
+	d.Message = d.explain(o.spec)
+	o.explain.list = append(o.explain.list, *d)
+}
+
+// fill puts the denials into r: a list, empty when none was found, under --explain only.
+func (e *explanations) fill(r *Report, spec *profiles.Spec) {
+	if spec.Explain {
+		r.Denials = append([]Denial{}, e.list...)
+		r.DenialsTruncated = e.truncated
+	}
+}
+
+// WriteDenials prints r's denials, one line each, as `jail --explain` does after the command.
+func WriteDenials(w io.Writer, r *Report) {
+	if r.Sandbox == "landlock-fallback" {
+		fmt.Fprintln(w, "jail: --explain: not available in the Landlock fallback (there is no sandbox init to watch from)")
+		return
+	}
+	for _, d := range r.Denials {
+		fmt.Fprintf(w, "jail: %s\n", d.Message)
+	}
+	if r.DenialsTruncated {
+		fmt.Fprintf(w, "jail: more denials not listed (the first %d are)\n", maxDenials)
+	}
+}
