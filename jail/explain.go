@@ -152,50 +152,52 @@ func (c *watched) open(dirfd, pathArg, flags uint64) {
 	if flags&unix.O_NOFOLLOW == 0 {
 		how |= follows
 	}
-	path, exists, ok := c.resolve(dirfd, pathArg, how)
+	t, ok := c.resolve(dirfd, pathArg, how)
 	switch {
 	case !ok:
 		return
-	case exists && flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL:
+	case t.exists && flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL:
 		return // EEXIST
-	case exists && flags&unix.O_ACCMODE == unix.O_RDONLY && flags&unix.O_TRUNC == 0:
+	case t.exists && flags&unix.O_ACCMODE == unix.O_RDONLY && flags&unix.O_TRUNC == 0:
 		return // O_CREAT of an existing file only reads it
-	case !exists && flags&unix.O_CREAT == 0:
+	case !t.exists && flags&unix.O_CREAT == 0:
 		return // ENOENT
 	}
-	c.judge(path, exists, false)
+	c.judge(t)
 }
 
 func (c *watched) write(dirfd, pathArg uint64, how writeHow) {
-	path, exists, ok := c.resolve(dirfd, pathArg, how)
+	t, ok := c.resolve(dirfd, pathArg, how)
 	switch {
-	case !ok, how&creates != 0 && exists, how&(removes|changes) != 0 && !exists:
+	case !ok, how&creates != 0 && t.exists, how&(removes|changes) != 0 && !t.exists:
 		return
 	}
-	c.judge(path, exists, how&(removes|replaces) != 0)
+	t.removes = how&(removes|replaces) != 0
+	c.judge(t)
 }
 
 // rename judges both names, when the old one exists (else the call fails with ENOENT).
 func (c *watched) rename(olddirfd, oldArg, newdirfd, newArg uint64) {
-	old, exists, ok := c.resolve(olddirfd, oldArg, removes)
-	if !ok || !exists {
+	old, ok := c.resolve(olddirfd, oldArg, removes)
+	if !ok || !old.exists {
 		return
 	}
-	path, newExists, ok := c.resolve(newdirfd, newArg, replaces)
+	t, ok := c.resolve(newdirfd, newArg, replaces)
 	if !ok {
 		return
 	}
-	c.judge(old, true, true)
-	c.judge(path, newExists, true)
+	old.removes, t.removes = true, true
+	c.judge(old)
+	c.judge(t)
 }
 
-// judge sends the host a denial of a write to path when the plan refuses it.
-func (c *watched) judge(path string, exists, removes bool) {
-	rule, under := writeVerdict(c.ex.spec, path, removes)
+// judge sends the host a denial of a write to t when the plan refuses it.
+func (c *watched) judge(t writeTarget) {
+	rule, under := writeVerdict(c.ex.spec, t)
 	if rule == "" {
 		return
 	}
-	c.ex.tell(Denial{Kind: "write", Path: path, Syscall: c.n.Name, Rule: rule, Under: under, Exists: exists})
+	c.ex.tell(Denial{Kind: "write", Path: t.path, Syscall: c.n.Name, Rule: rule, Under: under, Exists: t.exists})
 }
 
 // connect judges a connect to an IPv4 or IPv6 address; other families are not judged.
@@ -277,12 +279,12 @@ func (c *watched) readString(addr uint64) (string, bool) {
 
 // resolve reads the path argument and makes it absolute and physical as the kernel will see it:
 // relative to the caller's working directory or dirfd, with the symlinks of its directories
-// followed (and its final one when how says so). exists says whether it names something now;
-// ok is false when the call cannot be judged (unreadable, gone, beneath /proc or /dev).
-func (c *watched) resolve(dirfd, pathArg uint64, how writeHow) (path string, exists, ok bool) {
+// followed (and its final one when how says so), and looks at what is there now. ok is false
+// when the call cannot be judged (unreadable, its caller gone, beneath /proc or /dev).
+func (c *watched) resolve(dirfd, pathArg uint64, how writeHow) (t writeTarget, ok bool) {
 	p, ok := c.readString(pathArg)
 	if !ok || p == "" {
-		return "", false, false
+		return t, false
 	}
 	if !filepath.IsAbs(p) {
 		link := "cwd"
@@ -291,35 +293,32 @@ func (c *watched) resolve(dirfd, pathArg uint64, how writeHow) (path string, exi
 		}
 		base, err := os.Readlink(fmt.Sprintf("/proc/%d/%s", c.n.PID, link))
 		if err != nil || !filepath.IsAbs(base) {
-			return "", false, false // gone, or not a directory in this root (deleted, elsewhere)
+			return t, false // gone, or not a directory in this root (deleted, elsewhere)
 		}
 		p = filepath.Join(base, p)
 	}
 	if !c.ex.l.Valid(c.n.ID) {
-		return "", false, false // the pid may have been reused while reading
+		return t, false // the pid may have been reused while reading
 	}
 	p = filepath.Clean(p)
 	if unjudged(p) {
-		return "", false, false
+		return t, false
 	}
 	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
 	if err != nil {
-		dir = nearestExisting(filepath.Dir(p)) // missing directories: judged where they would be
+		dir, t.dirMissing = nearestExisting(filepath.Dir(p)), true // judged where it would be
 	}
-	path = filepath.Join(dir, filepath.Base(p))
-	fi, err := os.Lstat(path)
-	exists = err == nil
-	if exists && how&follows != 0 && fi.Mode()&fs.ModeSymlink != 0 {
-		if target, err := filepath.EvalSymlinks(path); err == nil {
-			path = target
+	t.path = filepath.Join(dir, filepath.Base(p))
+	fi, err := os.Lstat(t.path)
+	t.exists = err == nil
+	if t.exists && how&follows != 0 && fi.Mode()&fs.ModeSymlink != 0 {
+		if target, err := filepath.EvalSymlinks(t.path); err == nil {
+			t.path = target
 		} else {
-			exists = false // a dangling link: opening it creates its target
+			t.exists = false // a dangling link: opening it creates its target
 		}
 	}
-	if unjudged(path) {
-		return "", false, false
-	}
-	return path, exists, true
+	return t, !unjudged(t.path)
 }
 
 // nearestExisting is dir with its existing ancestors' symlinks followed and the missing rest

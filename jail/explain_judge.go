@@ -21,7 +21,9 @@ type Denial struct {
 	// Rule says which part of the plan refuses it: "outside-grants" (no writable grant covers
 	// Path), "read-only" (a read-only grant does), "protected", "hidden", "mountpoint" (Path is
 	// where something is mounted: it cannot be renamed or removed), "no-network", "proxy-only"
-	// (only the egress proxy's ports are reachable), "tcp-port" (Landlock allows other ports).
+	// (only the egress proxy's ports are reachable), "tcp-port" (Landlock allows other ports),
+	// "not-in-sandbox" (Path's directory, which the host has, is not there: an empty tmpfs
+	// replaces what holds it).
 	Rule string `json:"rule"`
 	// Under is the grant, protection or mask that decides: its path.
 	Under string `json:"under,omitempty"`
@@ -34,11 +36,20 @@ type Denial struct {
 // key identifies a distinct denial.
 func (d Denial) key() string { return d.Kind + " " + d.Path + d.Address }
 
-// writeVerdict judges a write to path (physical, as the sandbox sees it) against the plan.
-// removes says the call removes or renames path itself, which a mountpoint refuses. It returns
-// the rule that refuses it and the path of the mount or grant that decides, or "" when the
-// sandbox lets the write through (or jail cannot tell: /proc and /dev).
-func writeVerdict(spec *profiles.Spec, path string, removes bool) (rule, under string) {
+// writeTarget is the path a write call names, as the sandbox sees it (symlinks of its parents
+// followed), and what the kernel will find there.
+type writeTarget struct {
+	path       string
+	exists     bool
+	dirMissing bool // its directory does not exist (in the sandbox)
+	removes    bool // the call removes or renames path itself, which a mountpoint refuses
+}
+
+// writeVerdict judges a write to t against the plan. It returns the rule that refuses it and
+// the path of the mount or grant that decides, or "" when the sandbox lets the write through
+// (or jail cannot tell: /proc and /dev).
+func writeVerdict(spec *profiles.Spec, t writeTarget) (rule, under string) {
+	path := t.path
 	var cover *profiles.Mount
 	for i := range spec.Mounts {
 		m := &spec.Mounts[i]
@@ -59,11 +70,16 @@ func writeVerdict(spec *profiles.Spec, path string, removes bool) (rule, under s
 	case profiles.MountHideDir, profiles.MountHideFile:
 		return "hidden", cover.Target
 	}
-	if removes && cover.Target == path {
+	if t.removes && cover.Target == path {
 		return "mountpoint", path
 	}
 	if spec.Landlock.Mode != landlock.ModeOff && !slices.ContainsFunc(spec.Landlock.Write, func(w string) bool { return within(path, w) }) {
 		return "outside-grants", ""
+	}
+	if t.dirMissing && cover.Kind == profiles.MountTmpfs {
+		// ENOENT, where the host may well have the directory: the tmpfs hides it. The host
+		// keeps this one only if it does (explain_report.go).
+		return "not-in-sandbox", cover.Target
 	}
 	return "", ""
 }

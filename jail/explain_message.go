@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/jail-sandbox/jail/profiles"
@@ -22,6 +23,9 @@ func (d Denial) explain(spec *profiles.Spec) string {
 	case "hidden":
 		return fmt.Sprintf("%s — %s hides %s; to allow: a profile without that hide entry (see: jail profile show %s)",
 			what, profile, d.Under, spec.Profile)
+	case "not-in-sandbox":
+		return fmt.Sprintf("%s — %s is not in the sandbox: %s puts an empty throwaway tmpfs at %s; to allow: --rw %s",
+			what, filepath.Dir(d.Path), profile, d.Under, filepath.Dir(d.Path))
 	case "mountpoint":
 		return fmt.Sprintf("%s — it is a mountpoint of the sandbox, which cannot be renamed or removed; to allow: nothing (write inside it instead)", what)
 	}
