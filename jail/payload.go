@@ -46,7 +46,7 @@ func restrictAndStart(cfg *initConfig, path string, stdio Stdio, ctty bool) (int
 	err := runInitSteps(spec, []initStep{
 		{"drop capabilities", dropCapabilities},
 		{"set no_new_privs", setNoNewPrivs},
-		{"apply landlock", applyLandlock},
+		{"apply landlock", func(spec *profiles.Spec) error { return applyLandlock(spec, cfg.Observe) }},
 		{"watch for --explain", startExplainer}, // explain.go; before the main filter
 		{"install seccomp filter", func(spec *profiles.Spec) error { return installSeccomp(spec, cfg.BPF) }},
 	})
@@ -98,13 +98,16 @@ func setNoNewPrivs(*profiles.Spec) error {
 	return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 }
 
-// applyLandlock restricts this thread to the Spec's grants, as paths inside the sandbox.
-func applyLandlock(spec *profiles.Spec) error {
+// applyLandlock restricts this thread to the Spec's grants, as paths inside the sandbox, and
+// tells the host what it applied when the run is observed.
+func applyLandlock(spec *profiles.Spec, observed bool) error {
 	rep, err := landlock.Restrict(landlockConfig(spec))
 	if err != nil {
 		return err
 	}
-	tellHost(initMessage{Landlock: &rep}) // for --report
+	if observed {
+		tellHost(initMessage{Landlock: &rep}) // for --report
+	}
 	if len(rep.Missing) > 0 {
 		logf(spec, "init: landlock ABI %d lacks %s", rep.ABI, strings.Join(rep.Missing, ", "))
 	}

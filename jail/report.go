@@ -107,7 +107,7 @@ type NetworkReport struct {
 // the run got) and, when status is not nil, streams bubblewrap's --json-status-fd records on it:
 // a start record once the command runs, an exit record at the end (status.go).
 func RunReport(spec *profiles.Spec, stdio Stdio, status io.Writer) (*Report, int, error) {
-	o := &observer{spec: spec, status: status, begin: time.Now()}
+	o := &observer{spec: spec, status: status, begin: time.Now(), follows: true}
 	code, err := runObserved(spec, stdio, o)
 	rep := o.report(code, err)
 	if status != nil {
@@ -119,9 +119,10 @@ func RunReport(spec *profiles.Spec, stdio Stdio, status io.Writer) (*Report, int
 // observer follows one run for its Report and status records. The sandbox's init reports what
 // only it sees over its message pipe (initmsg.go); the rest the host sees itself.
 type observer struct {
-	spec   *profiles.Spec
-	status io.Writer // --json-status-fd; nil: none
-	begin  time.Time
+	spec    *profiles.Spec
+	status  io.Writer // --json-status-fd; nil: none
+	begin   time.Time
+	follows bool // a report is made: init sends what only it sees (initConfig.Observe)
 
 	sb       *sandbox      // the sandbox (or fallback command) last started
 	fallback *fallbackPlan // set when the command runs in the Landlock fallback
