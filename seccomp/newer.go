@@ -1,7 +1,6 @@
 package seccomp
 
 import (
-	"encoding/binary"
 	"errors"
 	"syscall"
 
@@ -18,13 +17,6 @@ func enosysPrefix() ([]byte, error) {
 	if nativeAuditArch == 0 {
 		return nil, errors.New("seccomp allow-list mode: only supported on x86_64")
 	}
-	const (
-		ldAbsW = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeqK   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		jgeK   = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-		jgtK   = unix.BPF_JMP | unix.BPF_JGT | unix.BPF_K
-		retK   = unix.BPF_RET | unix.BPF_K
-	)
 	insts := []unix.SockFilter{
 		{Code: ldAbsW, K: 4},                              // A = arch
 		{Code: jeqK, Jt: 0, Jf: 4, K: nativeAuditArch},    // foreign arch → libseccomp
@@ -33,11 +25,5 @@ func enosysPrefix() ([]byte, error) {
 		{Code: jgtK, Jt: 0, Jf: 1, K: uint32(maxKnown())}, // known range → libseccomp
 		{Code: retK, K: unix.SECCOMP_RET_ERRNO | uint32(syscall.ENOSYS)},
 	}
-	out := make([]byte, 0, len(insts)*sockFilterSize)
-	for _, in := range insts {
-		out = binary.NativeEndian.AppendUint16(out, in.Code)
-		out = append(out, in.Jt, in.Jf)
-		out = binary.NativeEndian.AppendUint32(out, in.K)
-	}
-	return out, nil
+	return encode(insts), nil
 }

@@ -28,13 +28,6 @@ func notifyProgram() ([]byte, error) {
 	if nativeAuditArch == 0 || len(watchedCalls) == 0 {
 		return nil, errors.New("watching syscalls (--explain): only supported on x86_64")
 	}
-	const (
-		ldAbsW = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeqK   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		jgeK   = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-		jsetK  = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
-		retK   = unix.BPF_RET | unix.BPF_K
-	)
 	// A jump names its target's label ("" is the next instruction); an entry with only a
 	// label defines it. Labels become the relative offsets cBPF wants once every index is known.
 	type inst struct {
@@ -75,7 +68,7 @@ func notifyProgram() ([]byte, error) {
 		}
 		code = append(code, in)
 	}
-	out := make([]byte, 0, len(code)*sockFilterSize)
+	insts := make([]unix.SockFilter, 0, len(code))
 	for i, in := range code {
 		jt, err := offset(at, i, in.jt)
 		if err != nil {
@@ -85,9 +78,9 @@ func notifyProgram() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = appendInst(out, unix.SockFilter{Code: in.code, Jt: jt, Jf: jf, K: in.k})
+		insts = append(insts, unix.SockFilter{Code: in.code, Jt: jt, Jf: jf, K: in.k})
 	}
-	return out, nil
+	return encode(insts), nil
 }
 
 // offset is the relative jump from instruction i to label ("" is the next instruction).
@@ -100,11 +93,6 @@ func offset(at map[string]int, i int, label string) (uint8, error) {
 		return 0, fmt.Errorf("notify program: bad jump to %q", label) // a bug in the assembler above
 	}
 	return uint8(t - i - 1), nil
-}
-
-func appendInst(out []byte, in unix.SockFilter) []byte {
-	b := (*[sockFilterSize]byte)(unsafe.Pointer(&in))
-	return append(out, b[:]...)
 }
 
 // Listener is the receiving end of an installed watching filter.
