@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Cost of --explain on build-like work: the same jail run with and without --explain, measured
+# side by side (interleaved hyperfine rounds, rotating which goes first, so a change in machine
+# load hits both). --explain makes every write-intent open, mkdir, rename, unlink... and connect
+# wait for jail's init to read and judge it, so file-creating work pays per file. Prints per
+# workload the medians, the ratio explain / plain (it stays opt-in above 1.05) and the CPU ratio.
+# ROUNDS (8) x RUNS (3) per command.
+#   bench/explain.sh [path/to/jail]       (needs: hyperfine git jq tar)
+#
+# Workloads, in a project directory granted write (the agent profile):
+#   tar x     unpack 3000 C headers from /usr/include (FILES to change)
+#   git add   git init && git add -A of the same tree
+set -euo pipefail
+jail=${1:-$(dirname "$0")/../jail}
+jail=$(realpath "$jail")
+for tool in hyperfine git jq tar; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y hyperfine git jq tar)" >&2; exit 2; }
+done
+
+work=$(mktemp -d /tmp/jail-bench-explain.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+proj="$work/proj"
+mkdir "$proj"
+(cd /usr/include && find . -type f | LC_ALL=C sort | sed -n "1,${FILES:-3000}p" | tar cf "$proj/src.tar" -T -)
+echo "tree: $(tar tf "$proj/src.tar" | wc -l) files, $(du -h "$proj/src.tar" | cut -f1) (from /usr/include)"
+cd "$proj"
+
+workloads=(
+	"tar x|rm -rf w && mkdir w && tar xf src.tar -C w"
+	"git add|rm -rf w && mkdir w && tar xf src.tar -C w && cd w && git init -q && git add -A"
+)
+
+measure() { # workload name, command
+	local name=$1 cmd=$2 r
+	local q
+	q=$(printf '%q' "$cmd")
+	rm -f "$work"/round-*.json
+	for r in $(seq "${ROUNDS:-8}"); do
+		local a=(-n plain "$jail -- sh -c $q") b=(-n explain "$jail --explain -- sh -c $q")
+		if ((r % 2)); then set -- "${a[@]}" "${b[@]}"; else set -- "${b[@]}" "${a[@]}"; fi
+		hyperfine -N --warmup 1 --runs "${RUNS:-3}" --export-json "$work/round-$r.json" "$@" \
+			>/dev/null 2>"$work/hyperfine.log" || { cat "$work/hyperfine.log" >&2; exit 1; }
+	done
+	jq -rs --arg n "$name" '
+		[.[].results[]] | group_by(.command) | map({key: .[0].command, value: {
+			times: ([.[].times[]] | sort),
+			cpu: ([.[] | (.user + .system)] | add / length)}}) | from_entries |
+		def median: .times[.times | length / 2 | floor];
+		def ms: . * 1000 | . * 10 | round / 10;
+		def x: . * 1000 | round / 1000 | tostring + "x";
+		[$n, (.plain | median | ms), (.explain | median | ms),
+		 ((.explain | median) / (.plain | median) | x), (.explain.times[0] / .plain.times[0] | x),
+		 (.explain.cpu / .plain.cpu | x)] | @tsv' "$work"/round-*.json
+}
+
+printf 'workload\tplain ms\texplain ms\texplain/plain\t(min)\t(cpu)\n'
+for w in "${workloads[@]}"; do
+	measure "${w%%|*}" "${w#*|}"
+done
