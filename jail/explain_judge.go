@@ -2,7 +2,6 @@ package jail
 
 import (
 	"net/netip"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -145,13 +144,4 @@ func writableGrants(spec *profiles.Spec) (binds, tmpfs []string) {
 		}
 	}
 	return binds, tmpfs
-}
-
-// suggestedGrant is the path to pass to --rw: the path itself when it existed, else its
-// directory (a grant must exist).
-func (d Denial) suggestedGrant() string {
-	if d.Exists {
-		return d.Path
-	}
-	return filepath.Dir(d.Path)
 }

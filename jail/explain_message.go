@@ -70,3 +70,12 @@ func ports(ps []uint16) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// suggestedGrant is the path to pass to --rw: the path itself when it existed, else its
+// directory (a grant must exist).
+func (d Denial) suggestedGrant() string {
+	if d.Exists {
+		return d.Path
+	}
+	return filepath.Dir(d.Path)
+}
