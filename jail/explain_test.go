@@ -126,3 +126,17 @@ func TestDenialMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestDenialMessageShowsPathSafely: a path the command chose reaches the caller's terminal with
+// its control characters escaped, on one line.
+func TestDenialMessageShowsPathSafely(t *testing.T) {
+	d := Denial{Kind: "write", Path: "/etc/x\x1b]0;pwned\x07\njail: fake", Rule: "read-only", Under: "/etc"}
+	got := d.explain(explainSpec())
+	if strings.ContainsAny(got, "\x1b\x07\n") || !strings.Contains(got, `"/etc/x\x1b]0;pwned\a\njail: fake"`) {
+		t.Errorf("path not escaped: %q", got)
+	}
+	d = Denial{Kind: "write", Path: "/etc/my file", Rule: "read-only", Under: "/etc", Exists: true}
+	if got := d.explain(explainSpec()); !strings.Contains(got, `--rw "/etc/my file"`) {
+		t.Errorf("path with a space not quoted: %q", got)
+	}
+}
