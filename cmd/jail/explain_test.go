@@ -22,11 +22,13 @@ func explainLines(stderr string) []string {
 	return lines
 }
 
-// explainOne runs script with --explain in dir and checks that jail printed exactly one
-// denial line, containing every one of want, and that the script's exit status 3 came through.
-func explainOne(t *testing.T, dir, script string, want ...string) {
+// explainOne runs script with --explain and args in dir and checks that jail printed exactly
+// one denial line, containing every one of want, and that the script's exit status 3 came
+// through.
+func explainOne(t *testing.T, dir string, args []string, script string, want ...string) {
 	t.Helper()
-	_, stderr, code := runJailIn(t, dir, "", "--explain", "--", "sh", "-c", script+"; exit 3")
+	args = append(append([]string{"--explain"}, args...), "--", "sh", "-c", script+"; exit 3")
+	_, stderr, code := runJailIn(t, dir, "", args...)
 	if code != 3 {
 		t.Errorf("%q: exit status %d, want the command's 3; stderr: %s", script, code, stderr)
 	}
@@ -65,7 +67,7 @@ func TestExplainWriteDenials(t *testing.T) {
 			[]string{"denied write /etc/shadow", "hides /etc/shadow"}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { explainOne(t, proj, c.script, c.want...) })
+		t.Run(c.name, func(t *testing.T) { explainOne(t, proj, nil, c.script, c.want...) })
 	}
 	if got := readFile(t, filepath.Join(outside, "victim")); got != "original\n" {
 		t.Errorf("the host file changed: %q", got)
@@ -87,7 +89,7 @@ echo z > ~/.bashrc; echo t > /tmp/t; chmod 600 /tmp/t; ln -s /tmp/t link; git ad
 
 func TestExplainConnect(t *testing.T) {
 	// 192.0.2.1 is TEST-NET-1: no route in the sandbox's own network namespace.
-	explainOne(t, t.TempDir(), connectScript("/dev/tcp/192.0.2.1/443"),
+	explainOne(t, t.TempDir(), nil, connectScript("/dev/tcp/192.0.2.1/443"),
 		"denied connect 192.0.2.1:443 — profile agent has no network; to allow: --allow-host HOST or --net host")
 	// The sandbox's own loopback is its own business.
 	_, stderr, _ := runJail(t, "--explain", "--", "sh", "-c", connectScript("/dev/tcp/127.0.0.1/9"))
@@ -134,4 +136,17 @@ func TestExplainReport(t *testing.T) {
 	if r := runJailReport(t, "--", "true"); r.report.Denials != nil {
 		t.Errorf("denials reported without --explain: %+v", r.report.Denials)
 	}
+}
+
+func TestExplainConnectProxyAndPorts(t *testing.T) {
+	explainOne(t, t.TempDir(), []string{"--allow-host", "example.com"}, connectScript("/dev/tcp/192.0.2.1/80"),
+		"denied connect 192.0.2.1:80 — profile agent reaches the network only through jail's proxy")
+
+	requireLandlock(t, 4)
+	dir := t.TempDir()
+	profile := filepath.Join(dir, "ports.toml")
+	writeFile(t, profile, "extends = [\"agent\"]\n[network]\nmode = \"host\"\ntcp_connect = [443]\n")
+	// The UDP connect is not refused: Landlock's rules are TCP's.
+	explainOne(t, dir, []string{"-p", profile}, connectScript("/dev/tcp/127.0.0.1/9")+"; "+connectScript("/dev/udp/127.0.0.1/9"),
+		"denied connect 127.0.0.1:9 — profile "+profile+" allows TCP connections only to ports 443")
 }
