@@ -11,7 +11,7 @@
 #   jail    jail -p agent against a profile extending agent with [syscalls] default = "off";
 #           skipped (with a note) while jail cannot turn the filter off.
 set -euo pipefail
-jail=${1:-$(dirname "$0")/../jail}
+jail=${1:-$(dirname "$0")/../bin/jail}
 jail=$(realpath "$jail")
 for tool in hyperfine bwrap gcc git jq; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y hyperfine bubblewrap gcc git jq)" >&2; exit 2; }

@@ -3,7 +3,7 @@
 # grants, measured side by side in one run (hyperfine runs them back to back, under the same load). Prints the medians and the ratios jail/bwrap.
 #   bench/startup.sh [path/to/jail]       (needs: hyperfine bubblewrap git python3)
 set -euo pipefail
-jail=${1:-$(dirname "$0")/../jail}
+jail=${1:-$(dirname "$0")/../bin/jail}
 jail=$(realpath "$jail")
 for tool in hyperfine bwrap git python3 jq; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y hyperfine bubblewrap git python3 jq)" >&2; exit 2; }
