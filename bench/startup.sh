@@ -36,5 +36,5 @@ bench() { # name, command line (hyperfine splits it shell-style)
 }
 printf 'benchmark\trunner\tmedian\tratio\n'
 bench "true" /bin/true
-bench "python3 import json" "python3 -c 'import json'"
+bench "python3 import json" "/usr/bin/python3 -c 'import json'"
 bench "git status" "git status --porcelain"
