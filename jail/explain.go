@@ -3,9 +3,7 @@ package jail
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/netip"
 	"os"
@@ -64,12 +62,9 @@ type explainer struct {
 func (ex *explainer) serve() {
 	for {
 		n, err := ex.l.Receive()
-		if errors.Is(err, io.EOF) {
+		if err != nil { // io.EOF: the command and all it started are gone
 			ex.l.Close()
 			return
-		}
-		if err != nil {
-			continue // Receive has waited; the poll error is the listener's, not the call's
 		}
 		ex.observe(n)
 		ex.l.Continue(n.ID)

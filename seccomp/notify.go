@@ -157,30 +157,32 @@ type seccompNotifResp struct {
 }
 
 // Receive waits for the next watched call. It returns io.EOF once no process uses the filter
-// any more. A call withdrawn before it was received (its caller got a signal, or died) is
-// skipped, not an error: stopping there would leave later calls of the command hanging.
+// any more, and no other error: the listener must not stop before that, since a watched call
+// then fails with ENOSYS. A call withdrawn before it was received (its caller got a signal, or
+// died) is skipped.
 func (l *Listener) Receive() (*Notification, error) {
 	for {
 		pfd := []unix.PollFd{{Fd: int32(l.fd), Events: unix.POLLIN}}
-		if _, err := unix.Poll(pfd, -1); err == unix.EINTR {
-			continue
-		} else if err != nil {
-			return nil, fmt.Errorf("poll seccomp listener: %w", err)
-		}
-		if pfd[0].Revents&unix.POLLIN == 0 && pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+		_, err := unix.Poll(pfd, -1)
+		switch {
+		case err == nil && pfd[0].Revents&unix.POLLIN != 0:
+		case err == nil && pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0:
 			return nil, io.EOF
+		case err == unix.EINTR:
+			continue
+		default:
+			time.Sleep(time.Millisecond) // not seen in practice; wait a moment rather than spin
+			continue
 		}
 		var n seccompNotif // the kernel wants it zeroed
-		err := ioctlPtr(l.fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n))
-		switch err {
+		switch err := ioctlPtr(l.fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err {
 		case nil:
 			return &Notification{ID: n.id, PID: int(n.pid), Name: watchedName(n.nr), Args: n.args}, nil
 		case unix.ENOENT, unix.EINTR:
-			continue
+			// withdrawn, or interrupted: the next one
+		default:
+			time.Sleep(time.Millisecond) // not seen in practice (a bug here); rather than spin
 		}
-		// Not seen in practice (it would be a bug here); the command must not hang on it, so
-		// the listener does not stop: it waits a moment, to not spin, and goes on.
-		time.Sleep(time.Millisecond)
 	}
 }
 
