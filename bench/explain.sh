@@ -11,7 +11,7 @@
 #   tar x     unpack 3000 C headers from /usr/include (FILES to change)
 #   git add   git init && git add -A of the same tree
 set -euo pipefail
-jail=${1:-$(dirname "$0")/../jail}
+jail=${1:-$(dirname "$0")/../bin/jail}
 jail=$(realpath "$jail")
 for tool in hyperfine git jq tar; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y hyperfine git jq tar)" >&2; exit 2; }
