@@ -14,8 +14,8 @@ import (
 // checked is the address dialed: nothing is resolved twice, so DNS rebinding between check and
 // connect cannot happen. When every address is refused the error is a *Denial (recorded).
 //
-// A panic in here (the hooks included) fails the connection: the HTTP transport dials on its
-// own goroutines, where nothing else would catch it.
+// A panic in here (the hooks included) fails the connection with an error (logged), which the
+// HTTP side answers with a 502 rather than just dropping the client.
 func (s *Server) connect(ctx context.Context, t target) (c net.Conn, err error) {
 	defer func() {
 		if r := recover(); r != nil {

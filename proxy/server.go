@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
-	"net/http"
-	"net/http/httputil"
 	"net/netip"
 	"os"
 	"sync"
@@ -70,11 +67,6 @@ type Server struct {
 	ctx    context.Context // cancelled by Close: aborts lookups, dials, forwarded requests
 	cancel context.CancelFunc
 
-	httpSrv   *http.Server
-	httpConns *connQueue // sniffed HTTP connections handed to httpSrv
-	forward   *httputil.ReverseProxy
-	transport *http.Transport
-
 	mu        sync.Mutex
 	closed    bool
 	listeners map[net.Listener]struct{}
@@ -97,20 +89,8 @@ func NewServer(p Policy, opts Options) (*Server, error) {
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*conn]struct{}{},
 		denialIdx: map[string]int{},
-		httpConns: newConnQueue(),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.transport = s.newTransport()
-	s.forward = s.newForwarder()
-	s.httpSrv = &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: s.opts.HandshakeTimeout,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(io.Discard, "", 0),
-		BaseContext:       func(net.Listener) context.Context { return s.ctx },
-	}
-	s.goTracked(func() { _ = s.httpSrv.Serve(s.httpConns) })
 	return s, nil
 }
 
@@ -150,7 +130,7 @@ func (s *Server) Serve(l net.Listener) error {
 }
 
 // Close stops every listener, ends every connection (tunnels included), waits for all of the
-// server's goroutines and drops pooled upstream connections. Nothing of the server survives it.
+// server's goroutines. Nothing of the server survives it.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -166,12 +146,10 @@ func (s *Server) Close() error {
 	for l := range listeners {
 		_ = l.Close()
 	}
-	_ = s.httpSrv.Close()
 	for c := range conns {
 		_ = c.Close()
 	}
 	s.wg.Wait()
-	s.transport.CloseIdleConnections()
 	return nil
 }
 
@@ -264,9 +242,7 @@ func (s *Server) serveConn(raw net.Conn) {
 	case fdMarker, 4: // a marker without a socket; SOCKS4 (no remote resolution) unsupported
 		_ = c.Close()
 	default:
-		if !s.httpConns.push(c) {
-			_ = c.Close()
-		}
+		s.serveHTTP(c)
 	}
 }
 
@@ -311,39 +287,3 @@ func (c *conn) rawConn() net.Conn {
 	}
 	return c.Conn
 }
-
-// connQueue is the net.Listener the HTTP server accepts sniffed connections from.
-type connQueue struct {
-	ch   chan net.Conn
-	done chan struct{}
-	once sync.Once
-}
-
-func newConnQueue() *connQueue {
-	return &connQueue{ch: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (q *connQueue) push(c net.Conn) bool {
-	select {
-	case q.ch <- c:
-		return true
-	case <-q.done:
-		return false
-	}
-}
-
-func (q *connQueue) Accept() (net.Conn, error) {
-	select {
-	case c := <-q.ch:
-		return c, nil
-	case <-q.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (q *connQueue) Close() error {
-	q.once.Do(func() { close(q.done) })
-	return nil
-}
-
-func (q *connQueue) Addr() net.Addr { return &net.UnixAddr{Name: "jail-proxy", Net: "unix"} }
