@@ -11,11 +11,10 @@
 #   tar x     unpack 3000 C headers from /usr/include (FILES to change)
 #   git add   git init && git add -A of the same tree
 set -euo pipefail
-jail=${1:-$(dirname "$0")/../bin/jail}
-jail=$(realpath "$jail")
-for tool in hyperfine git jq tar; do
-	command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y hyperfine git jq tar)" >&2; exit 2; }
-done
+bench=$(realpath "$(dirname "$0")")
+. "$bench/lib.sh"
+jail=$(bench_jail "${1:-}")
+need hyperfine git jq tar
 
 work=$(mktemp -d /tmp/jail-bench-explain.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -32,23 +31,10 @@ workloads=(
 )
 
 measure() { # workload name, command
-	local name=$1 cmd=$2 r
-	local q
-	q=$(printf '%q' "$cmd")
-	rm -f "$work"/round-*.json
-	for r in $(seq "${ROUNDS:-8}"); do
-		local a=(-n plain "$jail -- sh -c $q") b=(-n explain "$jail --explain -- sh -c $q")
-		if ((r % 2)); then set -- "${a[@]}" "${b[@]}"; else set -- "${b[@]}" "${a[@]}"; fi
-		hyperfine -N --warmup 1 --runs "${RUNS:-3}" --export-json "$work/round-$r.json" "$@" \
-			>/dev/null 2>"$work/hyperfine.log" || { cat "$work/hyperfine.log" >&2; exit 1; }
-	done
-	jq -rs --arg n "$name" '
-		[.[].results[]] | group_by(.command) | map({key: .[0].command, value: {
-			times: ([.[].times[]] | sort),
-			cpu: ([.[] | (.user + .system)] | add / length)}}) | from_entries |
-		def median: .times[.times | length / 2 | floor];
-		def ms: . * 1000 | . * 10 | round / 10;
-		def x: . * 1000 | round / 1000 | tostring + "x";
+	local name=$1 q
+	q=$(printf '%q' "$2")
+	ROUNDS=${ROUNDS:-8} rounds "$work" plain "$jail -- sh -c $q" explain "$jail --explain -- sh -c $q"
+	jq -rs -L "$bench" --arg n "$name" 'include "pool"; pool |
 		[$n, (.plain | median | ms), (.explain | median | ms),
 		 ((.explain | median) / (.plain | median) | x), (.explain.times[0] / .plain.times[0] | x),
 		 (.explain.cpu / .plain.cpu | x)] | @tsv' "$work"/round-*.json

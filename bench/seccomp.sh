@@ -8,14 +8,12 @@
 # Two pairs:
 #   bwrap   bubblewrap with the agent profile's grants, with and without `--seccomp` fed the
 #           program `jail seccomp export -p agent` writes: exactly the filter's own cost.
-#   jail    jail -p agent against a profile extending agent with [syscalls] default = "off";
-#           skipped (with a note) while jail cannot turn the filter off.
+#   jail    jail -p agent against a profile extending agent with [syscalls] default = "off".
 set -euo pipefail
-jail=${1:-$(dirname "$0")/../bin/jail}
-jail=$(realpath "$jail")
-for tool in hyperfine bwrap gcc git jq; do
-	command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y hyperfine bubblewrap gcc git jq)" >&2; exit 2; }
-done
+bench=$(realpath "$(dirname "$0")")
+. "$bench/lib.sh"
+jail=$(bench_jail "${1:-}")
+need hyperfine bwrap gcc git jq
 
 work=$(mktemp -d /tmp/jail-bench-seccomp.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -66,12 +64,8 @@ for l in bin sbin lib lib64; do
 done
 bw+=" --proc /proc --dev /dev --tmpfs /tmp --ro-bind $work/tools $work/tools --bind $repo $repo --chdir $repo"
 
-# A profile that is agent without the filter, if this jail can express it.
+# agent without the filter.
 printf 'extends = ["agent"]\n\n[syscalls]\ndefault = "off"\n' >"$work/nofilter.toml"
-jail_off=""
-if "$jail" -p "$work/nofilter.toml" -- true 2>/dev/null; then
-	jail_off="$jail -p $work/nofilter.toml --ro $work/tools --"
-fi
 
 workloads=(
 	"find /usr|find /usr -type f | wc -l"
@@ -79,31 +73,12 @@ workloads=(
 	"git status|git status --porcelain"
 )
 
-# hyperfine runs all of one command's runs before the next one's, so a change in machine load
-# between them shows up as a difference. Measure in rounds instead, rotating which command goes
-# first, and pool the rounds: median and minimum wall time, and mean user+system CPU time (the
-# steadiest figure on a busy machine).
+# Median and minimum wall time over interleaved rounds, and mean user+system CPU time.
 measure() { # pair, workload name, then NAME COMMAND pairs: default, none[, allow-all]
-	local pair=$1 name=$2 r i j
+	local pair=$1 name=$2
 	shift 2
-	local cmds=("$@") order
-	rm -f "$work"/round-*.json
-	for r in $(seq "${ROUNDS:-10}"); do
-		order=()
-		for ((i = 0; i < ${#cmds[@]}; i += 2)); do
-			j=$(((i + 2 * r) % ${#cmds[@]}))
-			order+=(-n "${cmds[j]}" "${cmds[j + 1]}")
-		done
-		hyperfine -N --warmup 1 --runs "${RUNS:-3}" --export-json "$work/round-$r.json" "${order[@]}" \
-			>/dev/null 2>"$work/hyperfine.log" || { cat "$work/hyperfine.log" >&2; exit 1; }
-	done
-	jq -rs --arg p "$pair" --arg n "$name" '
-		[.[].results[]] | group_by(.command) | map({key: .[0].command, value: {
-			times: ([.[].times[]] | sort),
-			cpu: ([.[] | (.user + .system)] | add / length)}}) | from_entries |
-		def median: .times[.times | length / 2 | floor];
-		def ms: . * 1000 | . * 10 | round / 10;
-		def x: . * 1000 | round / 1000 | tostring + "x";
+	rounds "$work" "$@"
+	jq -rs -L "$bench" --arg p "$pair" --arg n "$name" 'include "pool"; pool |
 		[$p, $n, (.default | median | ms), (.none | median | ms),
 		 ((.default | median) / (.none | median) | x), (.default.times[0] / .none.times[0] | x),
 		 (.default.cpu / .none.cpu | x),
@@ -125,11 +100,9 @@ for w in "${workloads[@]}"; do
 		default "sh -c 'exec $bw --seccomp 3 -- sh -c $q 3<$work/agent.bpf'" \
 		none "sh -c 'exec $bw -- sh -c $q'" \
 		allow-all "sh -c 'exec $bw --seccomp 3 -- sh -c $q 3<$work/allow-all.bpf'"
-	if [ -n "$jail_off" ]; then
-		measure jail "$name" \
-			default "$jail --ro $work/tools -- sh -c $q" \
-			none "$jail_off sh -c $q"
-	fi
+	measure jail "$name" \
+		default "$jail --ro $work/tools -- sh -c $q" \
+		none "$jail -p $work/nofilter.toml --ro $work/tools -- sh -c $q"
 done
 # CPU time per getpid+stat pair, measured by the loop itself: the steadiest figure on a busy
 # machine (waiting for a CPU does not count). Median of interleaved runs.
@@ -143,4 +116,3 @@ median() { tr ' ' '\n' | grep . | sort -n | awk '{v[NR] = $1} END {print v[int((
 none=$(median <<<"${cpu[none]}") allow=$(median <<<"${cpu[allow-all]}") def=$(median <<<"${cpu[default]}")
 printf 'CPU ns per getpid+stat pair (bwrap, median): none %s, allow-all filter %s, default filter %s: default/none %s, default/allow-all %s\n' \
 	"$none" "$allow" "$def" "$(awk "BEGIN {printf \"%.3fx\", $def / $none}")" "$(awk "BEGIN {printf \"%.3fx\", $def / $allow}")"
-[ -n "$jail_off" ] || echo "jail pair skipped: this jail cannot turn the filter off ([syscalls] default = \"off\" is not accepted yet)"

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Start-up and real-command cost of jail against bare execution and bubblewrap with the same
-# grants, measured side by side in one run (hyperfine runs them back to back, under the same load). Prints the medians and the ratios jail/bwrap.
-#   bench/startup.sh [path/to/jail]       (needs: hyperfine bubblewrap git python3)
+# grants, measured side by side in one run (hyperfine runs them back to back, under the same
+# load). Prints the medians and the ratios jail/bwrap.
+#   bench/startup.sh [path/to/jail]       (needs: hyperfine bubblewrap git python3 jq)
 set -euo pipefail
-jail=${1:-$(dirname "$0")/../bin/jail}
-jail=$(realpath "$jail")
-for tool in hyperfine bwrap git python3 jq; do
-	command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y hyperfine bubblewrap git python3 jq)" >&2; exit 2; }
-done
+. "$(dirname "$0")/lib.sh"
+jail=$(bench_jail "${1:-}")
+need hyperfine bwrap git python3 jq
 
 # A medium repository: the Python standard library, committed under lib/ (not at the top, where
 # it would shadow the modules `python3 -c 'import json'` imports from the working directory).

@@ -1,0 +1,38 @@
+# Shared by the bench scripts (source it): the jail binary under test, the tool check, and
+# interleaved measuring rounds.
+
+# bench_jail prints the absolute path of the jail binary: $1, or the one `make` builds.
+bench_jail() {
+	realpath "${1:-$(dirname "${BASH_SOURCE[0]}")/../bin/jail}"
+}
+
+# need exits with the install line unless every named tool is on PATH. bwrap comes from the
+# bubblewrap package.
+need() {
+	local tool
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null && continue
+		echo "bench: $tool is missing (apt-get install -y ${*/bwrap/bubblewrap})" >&2
+		exit 2
+	done
+}
+
+# rounds DIR NAME COMMAND [NAME COMMAND...] measures the commands in ROUNDS hyperfine rounds of
+# RUNS runs each, rotating which goes first, and leaves each round's JSON in DIR/round-N.json.
+# hyperfine runs all of one command's runs before the next one's, so a change in machine load
+# between them would show up as a difference; rounds spread it over all of them.
+rounds() {
+	local dir=$1 r i j
+	shift
+	local cmds=("$@") order
+	rm -f "$dir"/round-*.json
+	for r in $(seq "${ROUNDS:-10}"); do
+		order=()
+		for ((i = 0; i < ${#cmds[@]}; i += 2)); do
+			j=$(((i + 2 * r) % ${#cmds[@]}))
+			order+=(-n "${cmds[j]}" "${cmds[j + 1]}")
+		done
+		hyperfine -N --warmup 1 --runs "${RUNS:-3}" --export-json "$dir/round-$r.json" "${order[@]}" \
+			>/dev/null 2>"$dir/hyperfine.log" || { cat "$dir/hyperfine.log" >&2; exit 1; }
+	done
+}
