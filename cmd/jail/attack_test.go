@@ -273,3 +273,37 @@ func TestSeccompFilterOnUnlessTurnedOff(t *testing.T) {
 		t.Errorf("profile show does not flag the missing filter:\n%s", out)
 	}
 }
+
+// TestHostAbstractSocketUnreachable: an abstract unix socket (X11's, D-Bus's) lives in the
+// host's network namespace. With Landlock off, so that only the sandbox's own network namespace
+// stands between them, connecting to it finds nothing.
+func TestHostAbstractSocketUnreachable(t *testing.T) {
+	name := fmt.Sprintf("jail-test-netns-%d", os.Getpid())
+	l, err := net.Listen("unix", "@"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dir := t.TempDir()
+	profile := filepath.Join(dir, "nolandlock.toml")
+	writeFile(t, profile, "extends = [\"agent\"]\n[landlock]\nmode = \"off\"\n")
+	script := `import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect("\0" + sys.argv[1])
+    print("connected")
+except OSError as e:
+    print(e.strerror)`
+	for _, mode := range []string{"none", "host"} {
+		out, errOut, code := runJailIn(t, dir, "", "-p", profile, "--net", mode, "--", "python3", "-c", script, name)
+		got := strings.TrimSpace(out)
+		switch {
+		case code != 0:
+			t.Fatalf("--net %s: exit %d, %s", mode, code, errOut)
+		case mode == "none" && got != "Connection refused":
+			t.Errorf("--net none: connect to the host's abstract socket: %q, want Connection refused", got)
+		case mode == "host" && got != "connected":
+			t.Errorf("--net host (the control): %q, want connected", got)
+		}
+	}
+}
