@@ -84,20 +84,28 @@ func TestKilledJailTakesTheSandboxWithIt(t *testing.T) {
 func waitForProcess(t *testing.T, cmdline string) int {
 	t.Helper()
 	for i := 0; i < 200; i++ {
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			if strings.HasPrefix(string(b), cmdline) {
-				return pid
-			}
+		if pid := findProcess(cmdline); pid != 0 {
+			return pid
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
 	t.Fatalf("no process %q appeared", cmdline)
+	return 0
+}
+
+// findProcess returns the host pid of a process whose command line starts with cmdline, or 0.
+func findProcess(cmdline string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.HasPrefix(string(b), cmdline) {
+			return pid
+		}
+	}
 	return 0
 }
 
@@ -207,5 +215,20 @@ print(n)`
 	n, err := strconv.Atoi(strings.TrimSpace(out))
 	if code != 0 || err != nil || n < 10 || n > 28 {
 		t.Fatalf("forks under processes = 20: %q (exit %d, %s)", out, code, errOut)
+	}
+}
+
+// TestOrphansDieWithTheCommand: a process the command leaves running in the background (even in
+// a session of its own) does not outlive the run.
+func TestOrphansDieWithTheCommand(t *testing.T) {
+	marker := fmt.Sprintf("%d.%d", 2000+os.Getpid()%1000, time.Now().UnixNano()%1000000)
+	_, errOut, code := runJail(t, "--", "sh", "-c", "setsid sleep "+marker+" </dev/null >/dev/null 2>&1 & sleep 0.2; exit 0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	pid := findProcess("sleep\x00" + marker)
+	if pid != 0 {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the command's background process %d outlived the run", pid)
 	}
 }
