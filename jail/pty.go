@@ -185,9 +185,3 @@ func (p *ptyRelay) restore() {
 	unix.IoctlSetTermios(int(p.term.Fd()), unix.TCSETS, p.saved)
 }
 
-// close releases a relay that was never started.
-func (p *ptyRelay) close() {
-	if p != nil {
-		p.master.Close()
-	}
-}
