@@ -4,8 +4,9 @@
 // as a raw classic-BPF program (Filter.BPF), and is installed by the sandbox's init on the
 // locked OS thread that then starts the command (Install). Nothing in the sandbox calls
 // libseccomp: Install is a prctl and a seccomp(2) call. The built-in profiles' programs are
-// compiled by libseccomp ahead of time (go generate) and embedded, filed under the digest of
-// their plan; a test proves them identical to what libseccomp compiles now.
+// compiled by libseccomp ahead of time (go generate) and embedded with the plan they were
+// compiled from, used only for a plan that is the same byte for byte; a test proves them
+// identical to what libseccomp compiles now.
 //
 // The default policy is a deny-list: syscalls that mostly serve kernel attacks or escapes fail
 // with EPERM, clone3 answers ENOSYS (glibc falls back to clone, whose flags the filter can
