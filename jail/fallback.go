@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -84,12 +83,17 @@ func runFallback(spec *profiles.Spec, stdio Stdio, obs *observer) (int, error) {
 	sb := &sandbox{spec: spec, tty: tty, report: make(chan []byte, 1), signals: subscribe()}
 	sb.report <- nil // no init, no report: wait takes the command's own status
 	obs.watch(sb, plan)
-	sb.cmd = &exec.Cmd{
-		Path: path, Args: spec.Argv, Env: env, Dir: spec.Cwd,
-		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Setctty: tty != nil, Ctty: 0, Pdeathsig: syscall.SIGKILL},
-	}
-	return sb.runRestricted(plan, bpf, w)
+	cmd := fallbackCommand{path: path, attr: &syscall.ProcAttr{
+		Dir: spec.Cwd, Env: env, Files: []uintptr{stdio.In.Fd(), stdio.Out.Fd(), stdio.Err.Fd()},
+		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: tty != nil, Ctty: 0, Pdeathsig: syscall.SIGKILL},
+	}}
+	return sb.runRestricted(plan, bpf, cmd, w)
+}
+
+// fallbackCommand is how the fallback starts the command: path run with attr.
+type fallbackCommand struct {
+	path string
+	attr *syscall.ProcAttr
 }
 
 // fallbackFilter compiles the Spec's seccomp policy with the fallback's stand-ins for the
@@ -113,7 +117,7 @@ func fallbackPolicy(spec *profiles.Spec, plan *fallbackPlan) seccomp.Policy {
 
 // runRestricted starts sb's command from a thread restricted for good and waits for it there,
 // forwarding signals and enforcing the timeout as for a sandbox's init.
-func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, w io.Writer) (int, error) {
+func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, cmd fallbackCommand, w io.Writer) (int, error) {
 	type result struct {
 		status int
 		err    error
@@ -124,10 +128,12 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, w io.Writer) (i
 		// Never unlocked, so the thread ends with this goroutine. It also waits for the
 		// command, since Pdeathsig fires when the thread that forked it exits.
 		runtime.LockOSThread()
-		if err := restrictAndStartFallback(sb.spec, plan, bpf, sb.cmd, w, sb.obs); err != nil {
+		proc, err := restrictAndStartFallback(sb.spec, plan, bpf, cmd, w, sb.obs)
+		if err != nil {
 			done <- result{ExitSetup, err}
 			return
 		}
+		sb.proc = proc
 		sb.obs.started(sb, 0)
 		if d := sb.spec.Limits.TimeoutSeconds; d > 0 {
 			sb.timer = time.AfterFunc(time.Duration(d*float64(time.Second)), sb.expire)
@@ -140,11 +146,11 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, w io.Writer) (i
 		status, err := sb.wait()
 		// What the command left behind in its process group goes with it, as a pid namespace
 		// would take every process.
-		unix.Kill(-sb.cmd.Process.Pid, unix.SIGKILL)
+		unix.Kill(-sb.proc.pid, unix.SIGKILL)
 		done <- result{status, err}
 	}()
 	r := <-done
-	if r.err != nil && sb.cmd.Process == nil { // never started: undo what wait would have
+	if r.err != nil && sb.proc == nil { // never started: undo what wait would have
 		sb.signals.stop()
 		if sb.tty != nil {
 			sb.tty.slave.Close()
@@ -155,33 +161,38 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, w io.Writer) (i
 }
 
 // restrictAndStartFallback runs on the locked thread: each restriction, then the command.
-func restrictAndStartFallback(spec *profiles.Spec, plan *fallbackPlan, bpf []byte, cmd *exec.Cmd, w io.Writer, obs *observer) error {
+func restrictAndStartFallback(spec *profiles.Spec, plan *fallbackPlan, bpf []byte, cmd fallbackCommand, w io.Writer, obs *observer) (*process, error) {
 	if holdsCapabilities() {
 		logf(spec, "fallback: drop capabilities")
 		if err := dropCapabilities(spec); err != nil {
-			return newError("drop capabilities", "", err)
+			return nil, newError("drop capabilities", "", err)
 		}
 	}
 	if err := setNoNewPrivs(spec); err != nil {
-		return newError("set no_new_privs", "", err)
+		return nil, newError("set no_new_privs", "", err)
 	}
 	logf(spec, "fallback: apply landlock")
 	rep, err := landlock.Restrict(plan.Landlock)
 	if err != nil {
-		return newError("apply landlock", "", err)
+		return nil, newError("apply landlock", "", err)
 	}
 	obs.landlockApplied(rep)
 	if len(rep.Missing) > 0 {
 		fmt.Fprintf(w, "jail: fallback: Landlock ABI %d lacks %s\n", rep.ABI, strings.Join(rep.Missing, ", "))
 	}
-	logf(spec, "fallback: install seccomp filter; exec %s", cmd.Path)
+	logf(spec, "fallback: install seccomp filter; exec %s", cmd.path)
 	if err := seccomp.Install(bpf); err != nil {
-		return newError("install seccomp filter", "", err)
+		return nil, newError("install seccomp filter", "", err)
 	}
-	if err := cmd.Start(); err != nil {
-		return execError(spec.Argv[0], err)
+	pid, err := syscall.ForkExec(cmd.path, spec.Argv, cmd.attr)
+	if err != nil {
+		return nil, execError(spec.Argv[0], err)
 	}
-	return nil
+	proc, err := newProcess(pid)
+	if err != nil {
+		return nil, newError("start", cmd.path, err)
+	}
+	return proc, nil
 }
 
 // holdsCapabilities reports whether this thread has any capability, in any set but the bounding

@@ -184,4 +184,3 @@ func (p *ptyRelay) restore() {
 	}
 	unix.IoctlSetTermios(int(p.term.Fd()), unix.TCSETS, p.saved)
 }
-

@@ -156,7 +156,7 @@ func (o *observer) egressClosed(denials []proxy.Denial) {
 func (o *observer) started(sb *sandbox, pid int) {
 	o.running = true
 	if o.status != nil {
-		writeStartStatus(o.status, sb.cmd.Process.Pid, pid, o.fallback == nil)
+		writeStartStatus(o.status, sb.proc.pid, pid, o.fallback == nil)
 	}
 }
 
@@ -180,7 +180,7 @@ func (o *observer) report(status int, err error) *Report {
 		r.Network = &NetworkReport{Mode: o.spec.Network.Mode, Denied: append([]proxy.Denial{}, o.denials...)}
 	}
 	o.explain.fill(r, o.spec)
-	if sb == nil || sb.cmd.Process == nil {
+	if sb == nil || sb.proc == nil {
 		return r // jail failed before starting anything
 	}
 	r.Sandbox, r.Layers = o.layers()
@@ -235,15 +235,14 @@ func seccompLayer(p seccomp.Policy) *SeccompLayer {
 // failed) the wait status is init's, which only stands for the command on timeout, and the
 // usage is init's, its own share included.
 func (o *observer) ending() (ws syscall.WaitStatus, measured bool, u *Usage) {
-	ps := o.sb.cmd.ProcessState
 	if o.exit != nil {
 		return o.exit.WaitStatus, true, newUsage("command", &o.exit.Rusage)
 	}
-	if ps == nil {
+	p := o.sb.proc
+	if !p.waited {
 		return 0, false, nil
 	}
-	ws = ps.Sys().(syscall.WaitStatus)
-	ru := ps.SysUsage().(*syscall.Rusage)
+	ws, ru := p.ws, &p.ru
 	if o.fallback != nil {
 		return ws, o.running, newUsage("command", ru)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -93,7 +92,7 @@ func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer) (int, error) {
 	// Compiling the filter takes a millisecond or two: do it while init's runtime starts up.
 	bpf, err := compileSeccomp(spec)
 	if err != nil {
-		sb.cmd.Process.Kill()
+		sb.proc.signal(syscall.SIGKILL)
 		sb.plan.Close()
 		sb.wait()
 		return ExitSetup, newError("compile seccomp filter", "", err)
@@ -105,7 +104,7 @@ func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer) (int, error) {
 // sandbox is a started init seen from the host.
 type sandbox struct {
 	spec     *profiles.Spec
-	cmd      *exec.Cmd
+	proc     *process        // init, or the fallback's command
 	plan     *os.File        // write end of configFd's pipe, closed once the plan is sent
 	report   chan []byte     // what init wrote to reportFd, complete once init has exited
 	tty      *ptyRelay       // the fallback's pseudo-terminal, relayed by jail itself; nil in a sandbox
@@ -130,25 +129,24 @@ func startSandbox(spec *profiles.Spec, stdio Stdio, signals *subscription, obs *
 		return nil, newError("pipe", "", err)
 	}
 	defer repW.Close()
+	given := stdio
+	if stdio, err = openNullStdio(stdio); err != nil {
+		cfgW.Close()
+		repR.Close()
+		return nil, newError("open", os.DevNull, err)
+	}
+	defer closeOpened(given, stdio)
 
 	sb := &sandbox{spec: spec, plan: cfgW, report: make(chan []byte, 1), signals: signals}
 	obs.watch(sb, nil)
 	if interactive(stdio) {
 		sb.term = saveTerminal(stdio.In) // init sets it raw; it is restored here even if init is killed
 	}
-	sb.cmd = &exec.Cmd{
-		Path:        "/proc/self/exe",
-		Args:        []string{initArg0},
-		Env:         []string{}, // the command's environment travels in the Spec
-		Stdin:       stdio.In,
-		Stdout:      stdio.Out,
-		Stderr:      stdio.Err,
-		ExtraFiles:  []*os.File{cfgR, repW}, // configFd, reportFd
-		SysProcAttr: initAttr(spec),
-	}
+	req := initRequest(spec)
+	req.files = []*os.File{stdio.In, stdio.Out, stdio.Err, cfgR, repW} // 0, 1, 2, configFd, reportFd
 	_, names := namespaces(spec.Namespaces)
 	logf(spec, "host: starting init (namespaces %s)", strings.Join(names, ","))
-	if err := sb.cmd.Start(); err != nil {
+	if sb.proc, err = spawn(req); err != nil {
 		cfgW.Close()
 		repR.Close()
 		return nil, startError(err)
@@ -159,6 +157,16 @@ func startSandbox(spec *profiles.Spec, stdio Stdio, signals *subscription, obs *
 	}
 	go sb.forwardSignals()
 	return sb, nil
+}
+
+// closeOpened closes the streams of opened that given did not hold: the /dev/null openNullStdio
+// opened for the child, which has them now.
+func closeOpened(given, opened Stdio) {
+	for _, f := range [][2]*os.File{{given.In, opened.In}, {given.Out, opened.Out}, {given.Err, opened.Err}} {
+		if f[0] != f[1] {
+			f[1].Close()
+		}
+	}
 }
 
 // sendPlan sends init the Spec and the compiled seccomp program. With its plan init can start
@@ -174,42 +182,36 @@ func (sb *sandbox) sendPlan(bpf []byte) {
 	sb.plan.Close()
 }
 
-// initAttr is how init is created: every namespace the Spec asks for, the caller's identity
-// mapped in, death with jail's thread, and a session of its own, so that the terminal's Ctrl-C
-// reaches only jail, which forwards it once, rather than init as well.
-func initAttr(spec *profiles.Spec) *syscall.SysProcAttr {
+// initRequest is how init is started: /proc/self/exe as initArg0, with no environment (the
+// command's travels in the Spec), in every namespace the Spec asks for, the caller's identity
+// mapped in, dying with jail's thread, and in a session of its own, so that the terminal's
+// Ctrl-C reaches only jail, which forwards it once, rather than init as well.
+func initRequest(spec *profiles.Spec) spawnRequest {
 	flags, _ := namespaces(spec.Namespaces)
-	attr := &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL, Setsid: true}
+	req := spawnRequest{path: "/proc/self/exe", argv: []string{initArg0}, flags: flags}
 	if !spec.Namespaces.User {
-		return attr
+		return req
 	}
 	uid, gid := os.Getuid(), os.Getgid()
 	if uid == 0 {
 		// Root stays root, over the whole id range so file ownership reads as on the host; it
 		// loses every capability before the command runs.
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
-		return attr
+		req.uidMap, req.gidMap = "0 0 4294967295", "0 0 4294967295"
+		return req
 	}
-	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	req.uidMap, req.gidMap = fmt.Sprintf("%d %d 1", uid, uid), fmt.Sprintf("%d %d 1", gid, gid)
 	// An ordinary uid would lose the namespace's capabilities at execve; ambient ones survive it,
 	// so init can build the sandbox as the caller's own uid. It drops them all before the command.
-	attr.AmbientCaps = allCapabilities()
-	return attr
+	req.ambient = true
+	return req
 }
 
-// allCapabilities lists every capability this kernel knows.
-func allCapabilities() []uintptr {
-	last := unix.CAP_LAST_CAP
-	if n, err := strconv.Atoi(readSysctl("/proc/sys/kernel/cap_last_cap")); err == nil && n < last {
-		last = n
+// lastCap is the highest capability this kernel knows.
+func lastCap() int {
+	if n, err := strconv.Atoi(readSysctl("/proc/sys/kernel/cap_last_cap")); err == nil && n < unix.CAP_LAST_CAP {
+		return n
 	}
-	caps := make([]uintptr, 0, last+1)
-	for c := 0; c <= last; c++ {
-		caps = append(caps, uintptr(c))
-	}
-	return caps
+	return unix.CAP_LAST_CAP
 }
 
 // namespaces returns the clone flags of the namespaces the Spec asks for, and their names.
@@ -282,7 +284,7 @@ func (sb *sandbox) forwardSignals() {
 			sb.tty.resize()
 			continue
 		}
-		sb.cmd.Process.Signal(sig) // fails only once it is gone, and then there is no one to tell
+		sb.proc.signal(sig.(syscall.Signal))
 	}
 }
 
@@ -290,12 +292,12 @@ func (sb *sandbox) forwardSignals() {
 // the kernel kills every other process in it with it.
 func (sb *sandbox) expire() {
 	sb.timedOut.Store(true)
-	sb.cmd.Process.Kill()
+	sb.proc.signal(syscall.SIGKILL)
 }
 
 // wait waits for init and returns the command's status, or the error init reported.
 func (sb *sandbox) wait() (int, error) {
-	werr := sb.cmd.Wait()
+	werr := sb.proc.wait()
 	sb.signals.stop()
 	if sb.timer != nil {
 		sb.timer.Stop()
@@ -312,10 +314,10 @@ func (sb *sandbox) wait() (int, error) {
 	if report := <-sb.report; len(report) > 0 {
 		return decodeReport(report)
 	}
-	if werr != nil && sb.cmd.ProcessState == nil {
+	if werr != nil {
 		return ExitSetup, newError("wait", "init", werr)
 	}
-	return exitStatus(sb.cmd.ProcessState.Sys().(syscall.WaitStatus)), nil
+	return exitStatus(sb.proc.ws), nil
 }
 
 // decodeReport turns init's report into the *Error it describes, with the user-namespace hint

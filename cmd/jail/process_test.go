@@ -190,6 +190,17 @@ func TestIdentityEnvironmentHostname(t *testing.T) {
 	}
 }
 
+// TestOpenFileLimitIsTheCallers: without [limits] open_files the command gets the caller's own
+// soft limit, not the raised one Go gives itself at start-up (jail's init is started by its own
+// code, which must put it back as Go's does).
+func TestOpenFileLimitIsTheCallers(t *testing.T) {
+	out, errOut, code := runJailWith(t, runOpts{dir: t.TempDir(), wrap: []string{"sh", "-c", `ulimit -Sn 512 && exec "$0" "$@"`}},
+		"--", "sh", "-c", "ulimit -Sn")
+	if code != 0 || strings.TrimSpace(out) != "512" {
+		t.Fatalf("soft RLIMIT_NOFILE inside: %q (exit %d, %s), want the caller's 512", out, code, errOut)
+	}
+}
+
 // TestProcessLimitHoldsAndInitSurvives runs a fork bomb under [limits] processes: the forks stop
 // near the limit, and jail's init, whose threads count against the same limit, survives it.
 // Root is exempt from RLIMIT_NPROC by the kernel's design, so this runs as an ordinary user.
