@@ -1,8 +1,8 @@
 package jail
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -103,8 +103,12 @@ func runInitSteps(spec *profiles.Spec, steps []initStep) error {
 // readConfig decodes the plan the host sends over configFd.
 func readConfig(f *os.File) (*initConfig, error) {
 	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
 	cfg := &initConfig{}
-	if err := json.NewDecoder(f).Decode(cfg); err != nil {
+	if err := unmarshalWire(b, cfg); err != nil {
 		return nil, err
 	}
 	if cfg.Spec == nil || len(cfg.Spec.Argv) == 0 {

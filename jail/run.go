@@ -23,22 +23,22 @@ const initArg0 = "jail-init"
 
 // The init's inherited descriptors, beyond stdio.
 const (
-	configFd = 3 // host → init: initConfig as JSON, then EOF
+	configFd = 3 // host → init: initConfig (wire.go), then EOF
 	reportFd = 4 // init → host: an *Error as JSON when setup fails; close-on-exec for the command
 )
 
 // initConfig is everything init needs, sent over configFd. The init decides nothing: it executes
 // the Spec with the seccomp program the host compiled.
 type initConfig struct {
-	Spec *profiles.Spec `json:"spec"`
-	BPF  []byte         `json:"bpf,omitempty"`
+	Spec *profiles.Spec
+	BPF  []byte
 	// Terminal says the caller's terminal is init's stdio and the command gets a pseudo-terminal
 	// of its own, relayed to it (pty.go).
-	Terminal bool `json:"terminal,omitempty"`
+	Terminal bool
 	// Observe says the run is reported (--report, --json-status-fd): init tells the host what
 	// only it sees (Landlock applied, the command started and how it ended, initmsg.go). A plain
 	// run does not need them, and encoding and decoding them cost every run 0.3 ms.
-	Observe bool `json:"observe,omitempty"`
+	Observe bool
 }
 
 // Stdio are the descriptors the command gets as 0, 1 and 2 (nil: /dev/null).
@@ -175,7 +175,7 @@ func closeOpened(given, opened Stdio) {
 func (sb *sandbox) sendPlan(bpf []byte) {
 	sb.signals.wait()
 	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows}
-	if err := json.NewEncoder(sb.plan).Encode(cfg); err != nil {
+	if _, err := sb.plan.Write(marshalWire(&cfg)); err != nil {
 		// init died before reading its plan: its report or exit status says why.
 		logf(sb.spec, "host: send plan: %s", err)
 	}
