@@ -107,8 +107,13 @@ type NetworkReport struct {
 // the run got) and, when status is not nil, streams bubblewrap's --json-status-fd records on it:
 // a start record once the command runs, an exit record at the end (status.go).
 func RunReport(spec *profiles.Spec, stdio Stdio, status io.Writer) (*Report, int, error) {
+	return (*Early)(nil).RunReport(spec, stdio, status)
+}
+
+// RunReport is RunReport with e's init, when it fits spec.
+func (e *Early) RunReport(spec *profiles.Spec, stdio Stdio, status io.Writer) (*Report, int, error) {
 	o := &observer{spec: spec, status: status, begin: time.Now(), follows: true}
-	code, err := runObserved(spec, stdio, o)
+	code, err := runObserved(spec, stdio, o, e)
 	rep := o.report(code, err)
 	if status != nil {
 		WriteExitStatus(status, code)

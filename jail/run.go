@@ -54,15 +54,21 @@ var forwardedSignals = []os.Signal{
 // 128+N when it died of signal N, or ExitTimeout when Spec.Limits.TimeoutSeconds expired. err is
 // an *Error when jail itself failed (its Exit is the status to exit with).
 func Run(spec *profiles.Spec, stdio Stdio) (status int, err error) {
-	return runObserved(spec, stdio, &observer{spec: spec})
+	return (*Early)(nil).Run(spec, stdio)
+}
+
+// Run is Run with e's init, when it fits spec.
+func (e *Early) Run(spec *profiles.Spec, stdio Stdio) (status int, err error) {
+	return runObserved(spec, stdio, &observer{spec: spec}, e)
 }
 
 // runObserved is Run, followed by obs (report.go).
-func runObserved(spec *profiles.Spec, stdio Stdio, obs *observer) (status int, err error) {
+func runObserved(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) (status int, err error) {
 	if len(spec.Argv) == 0 {
+		early.Discard()
 		return ExitSetup, &Error{Op: "run", Detail: "no command given", Exit: ExitSetup}
 	}
-	status, err = runSandbox(spec, stdio, obs)
+	status, err = runSandbox(spec, stdio, obs, early)
 	if userNSRefused(err) && spec.Fallback == "landlock" {
 		logf(spec, "host: user namespaces refused (%s); falling back to Landlock", err)
 		return runFallback(spec, stdio, obs)
@@ -70,25 +76,36 @@ func runObserved(spec *profiles.Spec, stdio Stdio, obs *observer) (status int, e
 	return status, err
 }
 
-// runSandbox runs the command in namespaces: starts init, sends it the plan, waits.
-func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer) (int, error) {
+// runSandbox runs the command in namespaces: starts init (or adopts early's), sends it the plan,
+// waits.
+func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) (int, error) {
 	// Pdeathsig fires when the thread that started init exits: keep this one until init is gone.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	// Signals are caught from here on, in the background while init starts; sendPlan waits.
-	signals := subscribe()
+	// Signals are caught from here on (or since Prestart), in the background while init starts;
+	// sendPlan waits.
+	sb, signals, err := early.adopt(spec, stdio)
+	if err != nil {
+		signals.stop()
+		return ExitSetup, err
+	}
 	eg, err := startEgress(spec, stdio.Err) // egress.go; nil unless network mode "proxy"
 	if err != nil {
+		sb.discard()
 		signals.stop()
 		return ExitSetup, err
 	}
 	defer func() { obs.egressClosed(eg.close(stdio.Err)) }()
-	sb, err := startSandbox(spec, stdio, signals, obs)
-	if err != nil {
-		signals.stop()
-		return ExitSetup, err
+	if sb == nil {
+		_, names := namespaces(spec.Namespaces)
+		logf(spec, "host: starting init (namespaces %s)", strings.Join(names, ","))
+		if sb, err = launchInit(spec.Namespaces, stdio, signals); err != nil {
+			signals.stop()
+			return ExitSetup, err
+		}
 	}
+	sb.begin(spec, obs)
 	// Compiling the filter takes a millisecond or two: do it while init's runtime starts up.
 	bpf, err := compileSeccomp(spec)
 	if err != nil {
@@ -106,6 +123,7 @@ type sandbox struct {
 	spec     *profiles.Spec
 	proc     *process        // init, or the fallback's command
 	plan     *os.File        // write end of configFd's pipe, closed once the plan is sent
+	messages *os.File        // read end of reportFd's pipe, read from begin on (initmsg.go)
 	report   chan []byte     // what init wrote to reportFd, complete once init has exited
 	tty      *ptyRelay       // the fallback's pseudo-terminal, relayed by jail itself; nil in a sandbox
 	term     *callerTerminal // the caller's terminal, when init gives the command a pseudo-terminal
@@ -115,9 +133,9 @@ type sandbox struct {
 	obs      *observer // what --report and --json-status-fd need to know
 }
 
-// startSandbox starts init in new namespaces, where it waits for its plan (sendPlan), and starts
-// forwarding the signals caught by signals and enforcing the timeout.
-func startSandbox(spec *profiles.Spec, stdio Stdio, signals *subscription, obs *observer) (*sandbox, error) {
+// launchInit starts init in the namespaces ns, where it waits for its plan (sendPlan). It needs
+// nothing else from the plan, so it can start before the plan exists (Prestart).
+func launchInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) (*sandbox, error) {
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return nil, newError("pipe", "", err)
@@ -137,26 +155,41 @@ func startSandbox(spec *profiles.Spec, stdio Stdio, signals *subscription, obs *
 	}
 	defer closeOpened(given, stdio)
 
-	sb := &sandbox{spec: spec, plan: cfgW, report: make(chan []byte, 1), signals: signals}
-	obs.watch(sb, nil)
+	sb := &sandbox{plan: cfgW, messages: repR, report: make(chan []byte, 1), signals: signals}
 	if interactive(stdio) {
 		sb.term = saveTerminal(stdio.In) // init sets it raw; it is restored here even if init is killed
 	}
-	req := initRequest(spec)
+	req := initRequest(ns)
 	req.files = []*os.File{stdio.In, stdio.Out, stdio.Err, cfgR, repW} // 0, 1, 2, configFd, reportFd
-	_, names := namespaces(spec.Namespaces)
-	logf(spec, "host: starting init (namespaces %s)", strings.Join(names, ","))
 	if sb.proc, err = spawn(req); err != nil {
 		cfgW.Close()
 		repR.Close()
 		return nil, startError(err)
 	}
-	go sb.readInit(repR) // initmsg.go
+	return sb, nil
+}
+
+// begin makes sb the sandbox of spec: it reads init's messages for obs, forwards the signals
+// caught and enforces the timeout.
+func (sb *sandbox) begin(spec *profiles.Spec, obs *observer) {
+	sb.spec = spec
+	obs.watch(sb, nil)
+	go sb.readInit(sb.messages) // initmsg.go
 	if d := spec.Limits.TimeoutSeconds; d > 0 {
 		sb.timer = time.AfterFunc(time.Duration(d*float64(time.Second)), sb.expire)
 	}
 	go sb.forwardSignals()
-	return sb, nil
+}
+
+// discard kills an init that never got a plan, unseen: it printed nothing and ran nothing.
+func (sb *sandbox) discard() {
+	if sb == nil {
+		return
+	}
+	sb.proc.signal(syscall.SIGKILL)
+	sb.plan.Close()
+	sb.proc.wait()
+	sb.messages.Close()
 }
 
 // closeOpened closes the streams of opened that given did not hold: the /dev/null openNullStdio
@@ -183,13 +216,13 @@ func (sb *sandbox) sendPlan(bpf []byte) {
 }
 
 // initRequest is how init is started: /proc/self/exe as initArg0, with no environment (the
-// command's travels in the Spec), in every namespace the Spec asks for, the caller's identity
-// mapped in, dying with jail's thread, and in a session of its own, so that the terminal's
-// Ctrl-C reaches only jail, which forwards it once, rather than init as well.
-func initRequest(spec *profiles.Spec) spawnRequest {
-	flags, _ := namespaces(spec.Namespaces)
+// command's travels in the Spec), in the namespaces ns, the caller's identity mapped in, dying
+// with jail's thread, and in a session of its own, so that the terminal's Ctrl-C reaches only
+// jail, which forwards it once, rather than init as well.
+func initRequest(ns profiles.Namespaces) spawnRequest {
+	flags, _ := namespaces(ns)
 	req := spawnRequest{path: "/proc/self/exe", argv: []string{initArg0}, flags: flags}
-	if !spec.Namespaces.User {
+	if !ns.User {
 		return req
 	}
 	uid, gid := os.Getuid(), os.Getgid()

@@ -82,6 +82,12 @@ type Namespaces struct {
 	Cgroup bool `json:"cgroup"`
 }
 
+// NamespacesFor returns the namespaces of a plan whose network mode is mode: every one, the
+// network's only unless the mode is "host".
+func NamespacesFor(mode string) Namespaces {
+	return Namespaces{User: true, Mount: true, PID: true, IPC: true, UTS: true, Net: mode != "host", Cgroup: true}
+}
+
 // Network is the sandbox's network grant.
 type Network struct {
 	// Mode is "none" (own namespace, only lo), "host" (the host's network) or "proxy" (own

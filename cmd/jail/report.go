@@ -54,16 +54,17 @@ func (r *reportFlags) open() (*reporter, error) {
 	return rep, nil
 }
 
-// run runs spec, observed when a report or status records were asked for.
-func (rep *reporter) run(spec *profiles.Spec, stdio jail.Stdio) (int, error) {
+// run runs spec, in early's init when it fits, observed when a report or status records were
+// asked for.
+func (rep *reporter) run(spec *profiles.Spec, stdio jail.Stdio, early *jail.Early) (int, error) {
 	if rep.file == nil && rep.status == nil && !spec.Explain {
-		return jail.Run(spec, stdio)
+		return early.Run(spec, stdio)
 	}
 	var status io.Writer
 	if rep.status != nil {
 		status = rep.status
 	}
-	r, code, err := jail.RunReport(spec, stdio, status)
+	r, code, err := early.RunReport(spec, stdio, status)
 	r.Profile.Source = profileSource(spec.Profile)
 	if spec.Explain {
 		jail.WriteDenials(stdio.Err, r)

@@ -93,6 +93,14 @@ func runCommand(args []string, stdio jail.Stdio) int {
 	if err != nil {
 		return fail(stdio.Err, err)
 	}
+	// The sandbox's init starts now: its start-up overlaps loading and resolving the profile.
+	// Its namespaces are those of every built-in profile, or of --net host; a plan that asks
+	// for others gets another init.
+	var early *jail.Early
+	if !f.dryRun {
+		early = jail.Prestart(profiles.NamespacesFor(f.overlay.Network.Mode), stdio)
+		defer early.Discard()
+	}
 	spec, err := resolve(f.profile, &f.overlay, fs.Args())
 	if err != nil {
 		return rep.failed(stdio, f.profile, fs.Args(), err)
@@ -106,7 +114,7 @@ func runCommand(args []string, stdio jail.Stdio) int {
 	if f.dryRun {
 		return printJSON(stdio, spec)
 	}
-	status, err := rep.run(spec, stdio)
+	status, err := rep.run(spec, stdio, early)
 	if err != nil {
 		return fail(stdio.Err, err)
 	}

@@ -1,0 +1,62 @@
+package jail
+
+import (
+	"runtime"
+	"strings"
+
+	"github.com/jail-sandbox/jail/profiles"
+)
+
+// Early is a sandbox's init started before its plan exists (Prestart).
+type Early struct {
+	ns      profiles.Namespaces
+	stdio   Stdio
+	signals *subscription
+	sb      *sandbox // nil when init could not start: err says why
+	err     error
+	done    bool // adopted or discarded
+}
+
+// Prestart starts a sandbox's init before the plan exists, so that init's start-up (a Go runtime
+// in new namespaces, about 1.5 ms) overlaps the profile's loading and resolution. The plan
+// decides nothing init needs to start but its namespaces, which Prestart takes to be ns. Run
+// adopts the init when the Spec asks for exactly these namespaces and stdio is the same;
+// otherwise it kills it, unseen (it waits for a plan, runs nothing and prints nothing), and
+// starts one that fits. Call Prestart from the goroutine that then calls Run or Discard: init
+// dies with this thread, which stays locked until then.
+func Prestart(ns profiles.Namespaces, stdio Stdio) *Early {
+	runtime.LockOSThread()
+	e := &Early{ns: ns, stdio: stdio, signals: subscribe()}
+	e.sb, e.err = launchInit(ns, stdio, e.signals)
+	return e
+}
+
+// Discard kills e's init unless Run adopted it, and stops catching signals. Nil-safe.
+func (e *Early) Discard() {
+	if e == nil || e.done {
+		return
+	}
+	e.done = true
+	e.sb.discard()
+	e.signals.stop()
+	runtime.UnlockOSThread()
+}
+
+// adopt returns e's init (or the error it could not start with) when it fits spec and stdio, and
+// the subscription catching the forwarded signals: e's, or a new one. An init that does not fit
+// is killed, and sb is nil.
+func (e *Early) adopt(spec *profiles.Spec, stdio Stdio) (sb *sandbox, signals *subscription, err error) {
+	if e == nil || e.done {
+		return nil, subscribe(), nil
+	}
+	e.done = true
+	defer runtime.UnlockOSThread() // the caller holds the thread itself from here on
+	if spec.Namespaces != e.ns || stdio != e.stdio {
+		logf(spec, "host: the plan does not fit the init started early: starting another")
+		e.sb.discard()
+		return nil, e.signals, nil
+	}
+	_, names := namespaces(e.ns)
+	logf(spec, "host: init started early (namespaces %s)", strings.Join(names, ","))
+	return e.sb, e.signals, e.err
+}
