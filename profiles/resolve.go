@@ -49,14 +49,13 @@ func Resolve(p *Profile, host Host, argv []string) (*Spec, error) {
 		return nil, err
 	}
 	spec := &Spec{
-		Profile:  strings.TrimPrefix(p.Source, builtinPrefix),
-		Argv:     argv,
-		Cwd:      cwd,
-		Env:      environment(e.Process.Env, host.Environ, home, proxyEnv(e.Network)),
-		Hostname: cmp.Or(e.Process.Hostname, defaultHostname),
-		Mounts:   mounts,
-		Namespaces: Namespaces{User: true, Mount: true, PID: true, IPC: true, UTS: true,
-			Net: e.Network.Mode != "host", Cgroup: true},
+		Profile:    strings.TrimPrefix(p.Source, builtinPrefix),
+		Argv:       argv,
+		Cwd:        cwd,
+		Env:        environment(e.Process.Env, host.Environ, home, proxyEnv(e.Network)),
+		Hostname:   cmp.Or(e.Process.Hostname, defaultHostname),
+		Mounts:     mounts,
+		Namespaces: NamespacesFor(e.Network.Mode),
 		Network: Network{Mode: cmp.Or(e.Network.Mode, defaultNetworkMode),
 			TCPConnect: e.Network.TCPConnect, TCPBind: e.Network.TCPBind, Proxy: proxyPlan(e.Network)},
 		Limits:   limits(e.Limits),
