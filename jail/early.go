@@ -15,10 +15,13 @@ type Early struct {
 	sb      *sandbox // nil when init could not start: err says why
 	err     error
 	done    bool // adopted or discarded
+	// beforeRuntime says spawn_early.c started the init, before jail's Go runtime.
+	beforeRuntime bool
 }
 
 // Prestart starts a sandbox's init before the plan exists, so that init's start-up (a Go runtime
-// in new namespaces, about 1.5 ms) overlaps the profile's loading and resolution. The plan
+// in new namespaces, about 1.5 ms) overlaps the profile's loading and resolution; in the jail
+// command the init usually exists already (spawn_early.c), and Prestart takes it. The plan
 // decides nothing init needs to start but its namespaces, which Prestart takes to be ns. Run
 // adopts the init when the Spec asks for exactly these namespaces and stdio is the same;
 // otherwise it kills it, unseen (it waits for a plan, runs nothing and prints nothing), and
@@ -27,6 +30,10 @@ type Early struct {
 func Prestart(ns profiles.Namespaces, stdio Stdio) *Early {
 	runtime.LockOSThread()
 	e := &Early{ns: ns, stdio: stdio, signals: subscribe()}
+	if e.sb = takeEarlyInit(ns, stdio, e.signals); e.sb != nil {
+		e.beforeRuntime = true
+		return e
+	}
 	e.sb, e.err = launchInit(ns, stdio, e.signals)
 	return e
 }
@@ -57,6 +64,10 @@ func (e *Early) adopt(spec *profiles.Spec, stdio Stdio) (sb *sandbox, signals *s
 		return nil, e.signals, nil
 	}
 	_, names := namespaces(e.ns)
-	logf(spec, "host: init started early (namespaces %s)", strings.Join(names, ","))
+	when := ""
+	if e.beforeRuntime {
+		when = ", before jail's own runtime"
+	}
+	logf(spec, "host: init started early%s (namespaces %s)", when, strings.Join(names, ","))
 	return e.sb, e.signals, e.err
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -155,18 +154,26 @@ func launchInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) (*sa
 	}
 	defer closeOpened(given, stdio)
 
-	sb := &sandbox{plan: cfgW, messages: repR, report: make(chan []byte, 1), signals: signals}
-	if interactive(stdio) {
-		sb.term = saveTerminal(stdio.In) // init sets it raw; it is restored here even if init is killed
-	}
 	req := initRequest(ns)
 	req.files = []*os.File{stdio.In, stdio.Out, stdio.Err, cfgR, repW} // 0, 1, 2, configFd, reportFd
-	if sb.proc, err = spawn(req); err != nil {
+	proc, err := spawn(req)
+	if err != nil {
 		cfgW.Close()
 		repR.Close()
 		return nil, startError(err)
 	}
-	return sb, nil
+	return newSandbox(proc, cfgW, repR, stdio, signals), nil
+}
+
+// newSandbox is a started init as the host holds it: the write end of its plan's pipe, the read
+// end of its messages' pipe, and the caller's terminal when the command is to get a
+// pseudo-terminal (init sets the terminal raw; jail restores it even if init is killed).
+func newSandbox(proc *process, plan, messages *os.File, stdio Stdio, signals *subscription) *sandbox {
+	sb := &sandbox{proc: proc, plan: plan, messages: messages, report: make(chan []byte, 1), signals: signals}
+	if interactive(stdio) {
+		sb.term = saveTerminal(stdio.In)
+	}
+	return sb
 }
 
 // begin makes sb the sandbox of spec: it reads init's messages for obs, forwards the signals
@@ -221,30 +228,7 @@ func (sb *sandbox) sendPlan(bpf []byte) {
 // jail, which forwards it once, rather than init as well.
 func initRequest(ns profiles.Namespaces) spawnRequest {
 	flags, _ := namespaces(ns)
-	req := spawnRequest{path: "/proc/self/exe", argv: []string{initArg0}, flags: flags}
-	if !ns.User {
-		return req
-	}
-	uid, gid := os.Getuid(), os.Getgid()
-	if uid == 0 {
-		// Root stays root, over the whole id range so file ownership reads as on the host; it
-		// loses every capability before the command runs.
-		req.uidMap, req.gidMap = "0 0 4294967295", "0 0 4294967295"
-		return req
-	}
-	req.uidMap, req.gidMap = fmt.Sprintf("%d %d 1", uid, uid), fmt.Sprintf("%d %d 1", gid, gid)
-	// An ordinary uid would lose the namespace's capabilities at execve; ambient ones survive it,
-	// so init can build the sandbox as the caller's own uid. It drops them all before the command.
-	req.ambient = true
-	return req
-}
-
-// lastCap is the highest capability this kernel knows.
-func lastCap() int {
-	if n, err := strconv.Atoi(readSysctl("/proc/sys/kernel/cap_last_cap")); err == nil && n < unix.CAP_LAST_CAP {
-		return n
-	}
-	return unix.CAP_LAST_CAP
+	return spawnRequest{path: "/proc/self/exe", argv: []string{initArg0}, flags: flags}
 }
 
 // namespaces returns the clone flags of the namespaces the Spec asks for, and their names.

@@ -17,6 +17,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "spawn.h"
@@ -93,7 +95,7 @@ static int raise_ambient(int last_cap) {
 	return 0;
 }
 
-static int child(void *arg) {
+int jail_spawn_child(void *arg) {
 	struct jail_spawn *s = arg;
 	reset_signals();
 	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
@@ -115,6 +117,56 @@ fail:;
 	_exit(127);
 }
 
+// write_file writes data to the file at path, all at once, as /proc's id map files want it.
+static int write_file(const char *path, const char *data) {
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, data, strlen(data));
+	int e = n < 0 ? -errno : n == (ssize_t)strlen(data) ? 0 : -EIO;
+	close(fd);
+	return e;
+}
+
+int jail_write_id_maps(pid_t pid) {
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	char uid_map[64], gid_map[64];
+	if (uid == 0) {
+		// Root stays root, over the whole id range so that file ownership reads as on the
+		// host; it loses every capability before the command runs.
+		snprintf(uid_map, sizeof uid_map, "0 0 4294967295");
+		snprintf(gid_map, sizeof gid_map, "0 0 4294967295");
+	} else {
+		snprintf(uid_map, sizeof uid_map, "%u %u 1", uid, uid);
+		snprintf(gid_map, sizeof gid_map, "%u %u 1", gid, gid);
+	}
+	const char *files[] = {"uid_map", "setgroups", "gid_map"};
+	const char *data[] = {uid_map, "deny", gid_map};
+	for (int i = 0; i < 3; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, files[i]);
+		int e = write_file(path, data[i]);
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
+int jail_ambient_last_cap(void) {
+	if (getuid() == 0)
+		return -1;
+	int last = CAP_LAST_CAP;
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+	if (f != NULL) {
+		int n;
+		if (fscanf(f, "%d", &n) == 1 && n < last)
+			last = n;
+		fclose(f);
+	}
+	return last;
+}
+
 pid_t jail_spawn(struct jail_spawn *s) {
 	const size_t size = 64 * 1024;
 	char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -123,7 +175,7 @@ pid_t jail_spawn(struct jail_spawn *s) {
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &s->mask);
-	pid_t pid = clone(child, stack + size, s->flags | CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID | SIGCHLD, s,
+	pid_t pid = clone(jail_spawn_child, stack + size, s->flags | CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID | SIGCHLD, s,
 	                  &s->pid);
 	int e = errno;
 	pthread_sigmask(SIG_SETMASK, &s->mask, NULL);

@@ -21,15 +21,12 @@ import (
 
 // spawnRequest is how init is started: argv run from path, with files as its descriptors 0, 1,
 // 2, ... in the namespaces of flags, in a new session, dying with the calling thread. With a
-// user namespace, uidMap and gidMap are written for it (setgroups denied) before it executes,
-// and ambient raises every capability, so that an ordinary uid keeps the namespace's ones.
+// user namespace the caller's identity is mapped in before it executes (jail_write_id_maps).
 type spawnRequest struct {
-	path           string
-	argv           []string
-	files          []*os.File
-	flags          uintptr
-	uidMap, gidMap string // "inside outside count" lines
-	ambient        bool
+	path  string
+	argv  []string
+	files []*os.File
+	flags uintptr
 }
 
 // spawn starts req with a vfork (spawn.c says why not syscall.ForkExec). The calling thread
@@ -58,7 +55,7 @@ func spawn(req spawnRequest) (*process, error) {
 		s.ready_fd, s.go_fd = C.int(readyW.Fd()), C.int(goR.Fd())
 		// The child waits in the vfork for its maps, with this thread suspended until it
 		// executes: another goroutine writes them.
-		go func() { mapped <- mapIDs(readyR, goW, &s.pid, req.uidMap, req.gidMap) }()
+		go func() { mapped <- mapIDs(readyR, goW, &s.pid) }()
 	} else {
 		mapped <- nil
 	}
@@ -97,8 +94,8 @@ func newCSpawn(req spawnRequest) (*C.struct_jail_spawn, func(), error) {
 	s.nfds = C.int(len(req.files))
 	s.flags = C.int(req.flags)
 	s.ambient_last_cap = -1
-	if req.ambient {
-		s.ambient_last_cap = C.int(lastCap())
+	if req.flags&unix.CLONE_NEWUSER != 0 {
+		s.ambient_last_cap = C.jail_ambient_last_cap()
 	}
 	s.path = C.CString(req.path)
 	argv, envp := cStrings(req.argv), cStrings(nil)
@@ -113,19 +110,14 @@ func newCSpawn(req spawnRequest) (*C.struct_jail_spawn, func(), error) {
 
 // mapIDs writes the id maps of the child whose pid *pid holds once it says it is ready, then
 // lets it go on. Closing goW unwritten stops it.
-func mapIDs(readyR, goW *os.File, pid *C.pid_t, uidMap, gidMap string) error {
+func mapIDs(readyR, goW *os.File, pid *C.pid_t) error {
 	defer readyR.Close()
 	defer goW.Close()
 	if _, err := readyR.Read(make([]byte, 1)); err != nil {
 		return nil // the child failed before it got here: it reports why
 	}
-	dir := fmt.Sprintf("/proc/%d/", int(*pid))
-	for _, w := range []struct{ file, data string }{
-		{"uid_map", uidMap}, {"setgroups", "deny"}, {"gid_map", gidMap},
-	} {
-		if err := os.WriteFile(dir+w.file, []byte(w.data), 0); err != nil {
-			return err
-		}
+	if e := C.jail_write_id_maps(*pid); e < 0 {
+		return fmt.Errorf("write the id maps: %w", syscall.Errno(-e))
 	}
 	_, err := goW.Write([]byte{0})
 	return err

@@ -20,3 +20,24 @@ struct jail_spawn {
 // jail_spawn starts the child and returns its pid, or -errno. It returns once the child has
 // called execve or exited.
 pid_t jail_spawn(struct jail_spawn *s);
+
+// jail_spawn_child is the child's side of a spawn, given its struct jail_spawn; it never returns.
+int jail_spawn_child(void *s);
+
+// jail_write_id_maps maps the caller's identity into the user namespace of process pid, with
+// setgroups denied (an ordinary user must deny it before writing gid_map). Returns 0 or -errno.
+int jail_write_id_maps(pid_t pid);
+
+// jail_ambient_last_cap is the ambient_last_cap a child needs: the highest capability for an
+// ordinary uid, which would lose the namespace's capabilities at execve without them; -1 for root.
+int jail_ambient_last_cap(void);
+
+// jail_early is the init spawn_early.c started before Go's runtime (pid -1: none): plan_fd and
+// msg_fd are jail's ends of its configFd and reportFd pipes, err_fd as jail_spawn's err_fd, net
+// whether it has a network namespace.
+struct jail_early {
+	pid_t pid;
+	int plan_fd, msg_fd, err_fd;
+	int net;
+};
+extern struct jail_early jail_early;

@@ -8,9 +8,28 @@ import (
 )
 
 // jail starts the sandbox's init before it loads the profile, guessing the namespaces from the
-// command line. These runs check the guess never decides the sandbox: a profile that asks for
-// the host's network gets it, without the guessed network namespace, and one that fails to
-// load leaves nothing behind but its one-line error.
+// command line: for `jail [OPTIONS] -- COMMAND` before its own Go runtime starts
+// (jail/spawn_early.c), otherwise once it has parsed its flags. These runs check both happen and
+// that the guess never decides the sandbox: a profile that asks for the host's network gets it,
+// without the guessed network namespace, and one that fails to load leaves nothing behind but
+// its one-line error.
+
+func TestEarlyInitStartsBeforeTheRuntime(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		log  string
+	}{
+		{[]string{"-v", "--", "true"}, "init started early, before jail's own runtime (namespaces user,mount,pid,ipc,uts,net,cgroup)"},
+		{[]string{"-v", "--net=host", "--", "true"}, "init started early, before jail's own runtime (namespaces user,mount,pid,ipc,uts,cgroup)"},
+		{[]string{"-v", "-p", "agent", "true"}, "init started early (namespaces user,mount,pid,ipc,uts,net,cgroup)"},
+	} {
+		_, errOut, code := runJailIn(t, dir, "", c.args...)
+		if code != 0 || !strings.Contains(errOut, c.log) {
+			t.Errorf("jail %s: exit %d, want %q in the log:\n%s", strings.Join(c.args, " "), code, c.log, errOut)
+		}
+	}
+}
 
 func TestEarlyInitFollowsTheProfilesNetwork(t *testing.T) {
 	hostNet, err := os.Readlink("/proc/self/ns/net")
