@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -30,11 +31,12 @@ func runInit() (status int) {
 			status = sendReport(&Error{Op: "sandbox init", Detail: fmt.Sprint("panic: ", r), Exit: ExitSetup})
 		}
 	}()
-	cfg, err := readConfig(os.NewFile(configFd, "config"))
+	host := os.NewFile(configFd, "config")
+	cfg, err := readConfig(host)
 	if err != nil {
 		return sendReport(newError("read sandbox plan", "", err))
 	}
-	status, err = sandboxInit(cfg)
+	status, err = sandboxInit(cfg, host)
 	if err != nil {
 		return sendReport(newError("setup", "", err))
 	}
@@ -50,7 +52,7 @@ type initStep struct {
 // sandboxInit builds the sandbox in the new namespaces, in this order, then runs the command and
 // stays pid 1 until it exits. Each step is a function of its own; a failing one stops the run
 // and its error, naming the step, goes back to the host.
-func sandboxInit(cfg *initConfig) (int, error) {
+func sandboxInit(cfg *initConfig, host *os.File) (int, error) {
 	r := newReaper() // catching signals takes the runtime a while: it happens while the root is built
 	err := runInitSteps(cfg.Spec, []initStep{
 		{"make init non-dumpable", setNonDumpable},
@@ -66,9 +68,13 @@ func sandboxInit(cfg *initConfig) (int, error) {
 		return 0, err
 	}
 	tty, stdio := commandTerminal(cfg)
-	// Signals are caught before the command exists, so none sent meanwhile is lost.
+	// Signals are caught before the command exists, here and by the host, so none sent
+	// meanwhile is lost.
 	r.tty = tty
 	r.signals.wait()
+	if err := hostCatchesSignals(host); err != nil {
+		return 0, newError("wait for the host", "", err)
+	}
 	pid, err := startPayload(cfg, stdio, tty != nil)
 	if err != nil {
 		return 0, err
@@ -100,11 +106,15 @@ func runInitSteps(spec *profiles.Spec, steps []initStep) error {
 	return nil
 }
 
-// readConfig decodes the plan the host sends over configFd.
+// readConfig decodes the plan the host sends over configFd, its length first. The pipe stays
+// open: the host closes it later (hostCatchesSignals).
 func readConfig(f *os.File) (*initConfig, error) {
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
+	var n [4]byte
+	if _, err := io.ReadFull(f, n[:]); err != nil {
+		return nil, err
+	}
+	b := make([]byte, binary.LittleEndian.Uint32(n[:]))
+	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, err
 	}
 	cfg := &initConfig{}
@@ -115,6 +125,15 @@ func readConfig(f *os.File) (*initConfig, error) {
 		return nil, &Error{Op: "read sandbox plan", Detail: "no command in the plan", Exit: ExitSetup}
 	}
 	return cfg, nil
+}
+
+// hostCatchesSignals returns once the host catches the signals it forwards to the command: it
+// closes the plan's pipe then (sendPlan). Before that such a signal would end jail instead of
+// reaching the command, so the command must not exist yet.
+func hostCatchesSignals(plan *os.File) error {
+	defer plan.Close()
+	_, err := io.Copy(io.Discard, plan)
+	return err
 }
 
 // sendReport sends e to the host and returns the status init exits with.

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +23,7 @@ const initArg0 = "jail-init"
 
 // The init's inherited descriptors, beyond stdio.
 const (
-	configFd = 3 // host → init: initConfig (wire.go), then EOF
+	configFd = 3 // host → init: initConfig (wire.go) after its length, then EOF (sendPlan)
 	reportFd = 4 // init → host: an *Error as JSON when setup fails; close-on-exec for the command
 )
 
@@ -209,16 +210,19 @@ func closeOpened(given, opened Stdio) {
 	}
 }
 
-// sendPlan sends init the Spec and the compiled seccomp program. With its plan init can start
-// the command, so every forwarded signal is caught by then. One that came earlier ended jail (its
-// default action) and init with it (Pdeathsig), before any command ran.
+// sendPlan sends init the Spec and the compiled seccomp program, its length first, and closes
+// the pipe once every forwarded signal is caught here: init builds the sandbox meanwhile and
+// waits for that before it starts the command (hostCatchesSignals). A signal that came earlier
+// ended jail (its default action) and init with it (Pdeathsig), before any command ran.
 func (sb *sandbox) sendPlan(bpf []byte) {
-	sb.signals.wait()
 	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows}
-	if _, err := sb.plan.Write(marshalWire(&cfg)); err != nil {
+	plan := marshalWire(&cfg)
+	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(plan)), uint32(len(plan)))
+	if _, err := sb.plan.Write(append(msg, plan...)); err != nil {
 		// init died before reading its plan: its report or exit status says why.
 		logf(sb.spec, "host: send plan: %s", err)
 	}
+	sb.signals.wait()
 	sb.plan.Close()
 }
 
