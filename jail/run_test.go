@@ -375,7 +375,11 @@ func TestInteractiveTerminal(t *testing.T) {
 	say("[ -t 0 ] && [ -t 1 ] && echo term-$((6*7))\r", "term-42")
 	say("stty size\r", "33 97")
 	say("tty\r", "/dev/pts/0") // the sandbox's own devpts instance
-	say("sleep 100\r", "sleep 100")
+	// Ctrl-C is for the foreground job once it runs (bash makes it the terminal's foreground
+	// process group before its execve); sent earlier, it would reach bash instead.
+	nap := fmt.Sprintf("100.%d", os.Getpid()%1000+1)
+	say("sleep "+nap+"\r", "sleep "+nap)
+	waitFor(t, func() int { return findProcess("sleep\x00" + nap + "\x00") })
 	say("\x03", "$ ")
 	say("echo status-$?\r", "status-130")
 	setSize(t, outer.slave, 40, 120)

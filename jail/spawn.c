@@ -102,6 +102,8 @@ int jail_spawn_child(void *arg) {
 		goto fail;
 	if (s->ready_fd >= 0 && wait_for_maps(s) < 0)
 		goto fail;
+	if (s->unshare_flags != 0 && unshare(s->unshare_flags) < 0)
+		goto fail;
 	if (place_fds(s) < 0)
 		goto fail;
 	if (s->ambient_last_cap >= 0 && raise_ambient(s->ambient_last_cap) < 0)

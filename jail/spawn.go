@@ -92,7 +92,8 @@ func newCSpawn(req spawnRequest) (*C.struct_jail_spawn, func(), error) {
 		s.fds[i] = C.int(f.Fd())
 	}
 	s.nfds = C.int(len(req.files))
-	s.flags = C.int(req.flags)
+	s.flags = C.int(req.flags &^ unix.CLONE_NEWNET)
+	s.unshare_flags = C.int(req.flags & unix.CLONE_NEWNET) // spawn.h says why
 	s.ambient_last_cap = -1
 	if req.flags&unix.CLONE_NEWUSER != 0 {
 		s.ambient_last_cap = C.jail_ambient_last_cap()

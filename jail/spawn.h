@@ -7,6 +7,10 @@ struct jail_spawn {
 	const char *path;
 	char *const *argv, *const *envp;
 	int flags;
+	// unshare_flags are namespaces the child creates itself, once its user namespace is mapped.
+	// The network namespace is the costliest to create (half a millisecond here): created
+	// there, it is no longer part of jail_spawn's or spawn_early.c's clone.
+	int unshare_flags;
 	int fds[8], nfds;
 	// ready_fd/go_fd (-1: no user namespace): the child writes a byte on ready_fd and waits
 	// for one on go_fd, which jail writes once it has written the child's id maps.

@@ -73,8 +73,8 @@ __attribute__((constructor)) static void start_early(int argc, char **argv) {
 	s.path = "/proc/self/exe";
 	s.argv = argv_init;
 	s.envp = envp_init;
-	s.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
-	          (net ? CLONE_NEWNET : 0);
+	s.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+	s.unshare_flags = net ? CLONE_NEWNET : 0;
 	int fds[] = {0, 1, 2, p[cfg][0], p[rep][1]}; // 0, 1, 2, configFd, reportFd (run.go)
 	memcpy(s.fds, fds, sizeof fds);
 	s.nfds = sizeof fds / sizeof fds[0];
