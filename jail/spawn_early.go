@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/jail-sandbox/jail/profiles"
 )
 
@@ -23,27 +21,26 @@ func takeEarlyInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) *
 		return nil
 	}
 	C.jail_early.pid = -1
-	pid := int(early.pid)
-	plan := os.NewFile(uintptr(early.plan_fd), "plan")
-	messages := os.NewFile(uintptr(early.msg_fd), "messages")
 	errs := os.NewFile(uintptr(early.err_fd), "spawn errors")
 	defer errs.Close()
-	guessed := profiles.NamespacesFor("")
-	guessed.Net = early.net != 0
-	var errno [4]byte
-	executed := func() bool { n, _ := io.ReadFull(errs, errno[:]); return n == 0 }() // EOF: init runs
-	if !executed || guessed != ns || stdio != (Stdio{os.Stdin, os.Stdout, os.Stderr}) {
-		unix.Kill(pid, unix.SIGKILL)
-		unix.Wait4(pid, nil, 0, nil)
-		plan.Close()
-		messages.Close()
-		return nil
-	}
-	proc, err := newProcess(pid)
+	plan := os.NewFile(uintptr(early.plan_fd), "plan")
+	messages := os.NewFile(uintptr(early.msg_fd), "messages")
+	proc, err := newProcess(int(early.pid))
 	if err != nil {
 		plan.Close()
 		messages.Close()
 		return nil
 	}
-	return newSandbox(proc, plan, messages, stdio, signals)
+	sb := newSandbox(proc, plan, messages, stdio, signals)
+	mode := "" // the network spawn_early.c guessed
+	if early.net == 0 {
+		mode = "host"
+	}
+	var errno [4]byte
+	failed, _ := io.ReadFull(errs, errno[:]) // 0: EOF, init executed
+	if failed > 0 || profiles.NamespacesFor(mode) != ns || stdio != (Stdio{os.Stdin, os.Stdout, os.Stderr}) {
+		sb.discard()
+		return nil
+	}
+	return sb
 }
