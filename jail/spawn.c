@@ -47,13 +47,11 @@ static void reset_signals(void) {
 	}
 }
 
-// wait_for_maps tells jail the namespaces exist and waits until it has written the id maps:
-// only a process outside the new user namespace may map more than its own id.
+// wait_for_maps waits until jail has written the id maps (only a process outside the new user
+// namespace may map more than its own id) and says so on go_fd.
 static int wait_for_maps(const struct jail_spawn *s) {
-	char c = 0;
+	char c;
 	ssize_t n;
-	if (write(s->ready_fd, &c, 1) != 1)
-		return -1;
 	while ((n = read(s->go_fd, &c, 1)) < 0 && errno == EINTR)
 		;
 	if (n != 1) {
@@ -101,9 +99,15 @@ int jail_spawn_child(void *arg) {
 	reset_signals();
 	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		goto fail;
-	if (s->ready_fd >= 0 && wait_for_maps(s) < 0)
+	// jail needs to know the namespaces exist only where it cannot tell (jail_spawn's caller
+	// is suspended in the vfork). The network namespace is created while it writes the maps:
+	// the namespace's capabilities hold before any id is mapped.
+	char c = 0;
+	if (s->ready_fd >= 0 && write(s->ready_fd, &c, 1) != 1)
 		goto fail;
 	if (s->unshare_flags != 0 && unshare(s->unshare_flags) < 0)
+		goto fail;
+	if (s->go_fd >= 0 && wait_for_maps(s) < 0)
 		goto fail;
 	if (place_fds(s) < 0)
 		goto fail;

@@ -92,8 +92,9 @@ func newCSpawn(req spawnRequest) (*C.struct_jail_spawn, func(), error) {
 		s.fds[i] = C.int(f.Fd())
 	}
 	s.nfds = C.int(len(req.files))
-	s.flags = C.int(req.flags &^ unix.CLONE_NEWNET)
-	s.unshare_flags = C.int(req.flags & unix.CLONE_NEWNET) // spawn.h says why
+	const cloned = unix.CLONE_NEWUSER | unix.CLONE_NEWPID // the child creates the others: spawn.h
+	s.flags = C.int(req.flags & cloned)
+	s.unshare_flags = C.int(req.flags &^ cloned)
 	s.ambient_last_cap = -1
 	if req.flags&unix.CLONE_NEWUSER != 0 {
 		s.ambient_last_cap = C.jail_ambient_last_cap()

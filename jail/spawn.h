@@ -7,13 +7,15 @@ struct jail_spawn {
 	const char *path;
 	char *const *argv, *const *envp;
 	int flags;
-	// unshare_flags are namespaces the child creates itself, once its user namespace is mapped.
-	// The network namespace is the costliest to create (half a millisecond here): created
-	// there, it is no longer part of jail_spawn's or spawn_early.c's clone.
+	// unshare_flags are namespaces the child creates itself, in its new user namespace (which
+	// owns them as it would have from the clone), while jail writes its id maps. Creating them
+	// (the network's above all, half a millisecond here) is then off jail's own way: the clone
+	// only makes the user and pid namespaces (the child must be its pid namespace's first).
 	int unshare_flags;
 	int fds[8], nfds;
-	// ready_fd/go_fd (-1: no user namespace): the child writes a byte on ready_fd and waits
-	// for one on go_fd, which jail writes once it has written the child's id maps.
+	// go_fd (-1: no user namespace): the child waits for a byte on it, which jail writes once
+	// it has written the child's id maps. ready_fd (-1: none): the child first writes a byte on
+	// it, for a caller that cannot tell when the child exists.
 	int ready_fd, go_fd;
 	int err_fd; // the child writes errno here when it fails; EOF once execve succeeded
 	int ambient_last_cap; // >= 0: raise capabilities 0..ambient_last_cap as ambient

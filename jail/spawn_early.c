@@ -64,7 +64,7 @@ __attribute__((constructor)) static void start_early(int argc, char **argv) {
 	int net;
 	if (&jail_early_opt_in == NULL || !runs_command(argc, argv, &net))
 		return;
-	enum { cfg, rep, err, ready, go, npipes };
+	enum { cfg, rep, err, go, npipes };
 	int p[npipes][2];
 	if (pipes(p, npipes) < 0)
 		return;
@@ -73,12 +73,12 @@ __attribute__((constructor)) static void start_early(int argc, char **argv) {
 	s.path = "/proc/self/exe";
 	s.argv = argv_init;
 	s.envp = envp_init;
-	s.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
-	s.unshare_flags = net ? CLONE_NEWNET : 0;
+	s.flags = CLONE_NEWUSER | CLONE_NEWPID;
+	s.unshare_flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | (net ? CLONE_NEWNET : 0);
 	int fds[] = {0, 1, 2, p[cfg][0], p[rep][1]}; // 0, 1, 2, configFd, reportFd (run.go)
 	memcpy(s.fds, fds, sizeof fds);
 	s.nfds = sizeof fds / sizeof fds[0];
-	s.ready_fd = p[ready][1];
+	s.ready_fd = -1; // this thread knows the child exists when clone returns
 	s.go_fd = p[go][0];
 	s.err_fd = p[err][1];
 	s.ambient_last_cap = jail_ambient_last_cap();
@@ -88,11 +88,9 @@ __attribute__((constructor)) static void start_early(int argc, char **argv) {
 	close(p[cfg][0]);
 	close(p[rep][1]);
 	close(p[err][1]);
-	close(p[ready][1]);
 	close(p[go][0]);
 	char c = 0;
-	int ok = pid > 0 && read(p[ready][0], &c, 1) == 1 && jail_write_id_maps(pid) == 0 && write(p[go][1], &c, 1) == 1;
-	close(p[ready][0]);
+	int ok = pid > 0 && jail_write_id_maps(pid) == 0 && write(p[go][1], &c, 1) == 1;
 	close(p[go][1]);
 	if (!ok) {
 		if (pid > 0) {
