@@ -84,7 +84,7 @@ func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) (
 	defer runtime.UnlockOSThread()
 
 	// Signals are caught from here on (or since Prestart), in the background while init starts;
-	// sendPlan waits.
+	// sendPlan waits for them before it lets init start the command.
 	sb, signals, err := early.adopt(spec, stdio)
 	if err != nil {
 		signals.stop()
@@ -122,7 +122,7 @@ func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) (
 type sandbox struct {
 	spec     *profiles.Spec
 	proc     *process        // init, or the fallback's command
-	plan     *os.File        // write end of configFd's pipe, closed once the plan is sent
+	plan     *os.File        // write end of configFd's pipe, closed once the plan is sent and signals caught
 	messages *os.File        // read end of reportFd's pipe, read from begin on (initmsg.go)
 	report   chan []byte     // what init wrote to reportFd, complete once init has exited
 	tty      *ptyRelay       // the fallback's pseudo-terminal, relayed by jail itself; nil in a sandbox
