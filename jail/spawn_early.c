@@ -60,9 +60,19 @@ static int pipes(int fds[][2], int n) {
 	return 0;
 }
 
+// std_fds_open reports whether descriptors 0, 1 and 2 are open. When one is not, the pipes below
+// would take its place and init's stdio would be one of them; Go's runtime opens /dev/null there
+// first thing, and Prestart then starts init with that.
+static int std_fds_open(void) {
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0)
+			return 0;
+	return 1;
+}
+
 __attribute__((constructor)) static void start_early(int argc, char **argv) {
 	int net;
-	if (&jail_early_opt_in == NULL || !runs_command(argc, argv, &net))
+	if (&jail_early_opt_in == NULL || !runs_command(argc, argv, &net) || !std_fds_open())
 		return;
 	enum { cfg, rep, err, go, npipes };
 	int p[npipes][2];

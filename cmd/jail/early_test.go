@@ -66,3 +66,14 @@ func TestEarlyInitOfABadProfileLeavesOnlyTheError(t *testing.T) {
 		t.Fatalf("bad profile: exit %d, stdout %q, stderr %q; want 125 and one line naming the key", code, out, errOut)
 	}
 }
+
+// TestEarlyInitWithClosedStdio: a caller may start jail with descriptors 0 and 1 closed. The
+// early start must then not put its own pipes there (init once held its plan's pipe as stdout
+// and waited forever for it to end); the command gets /dev/null, as Go gives jail itself.
+func TestEarlyInitWithClosedStdio(t *testing.T) {
+	o := runOpts{dir: t.TempDir(), wrap: []string{"sh", "-c", `exec "$0" "$@" <&- >&-`}}
+	_, errOut, code := runJailWith(t, o, "--", "sh", "-c", `[ "$(readlink /proc/self/fd/0)" = /dev/null ]`)
+	if code != 0 {
+		t.Fatalf("stdin and stdout closed: exit %d (%s), want 0 with /dev/null as stdin", code, errOut)
+	}
+}
