@@ -1,5 +1,8 @@
 package jail
 
+// #include "spawn.h"
+import "C"
+
 import (
 	"encoding/binary"
 	"encoding/json"
@@ -17,9 +20,10 @@ import (
 	"github.com/jail-sandbox/jail/profiles"
 )
 
-// initArg0 is argv[0] of the sandbox init. MaybeInit runs the init when it sees it; the host
-// starts /proc/self/exe with it, so jail needs no second binary and no helper on disk.
-const initArg0 = "jail-init"
+// initArg0 is argv[0] of the sandbox init (spawn.c's jail_init_arg0). MaybeInit runs the init
+// when it sees it; the host starts /proc/self/exe with it, so jail needs no second binary and no
+// helper on disk.
+var initArg0 = C.GoString(C.jail_init_arg0)
 
 // The init's inherited descriptors, beyond stdio.
 const (
@@ -155,9 +159,8 @@ func launchInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) (*sa
 	}
 	defer closeOpened(given, stdio)
 
-	req := initRequest(ns)
-	req.files = []*os.File{stdio.In, stdio.Out, stdio.Err, cfgR, repW} // 0, 1, 2, configFd, reportFd
-	proc, err := spawn(req)
+	flags, _ := namespaces(ns)
+	proc, err := spawnInit(flags, [5]*os.File{stdio.In, stdio.Out, stdio.Err, cfgR, repW}) // 0, 1, 2, configFd, reportFd
 	if err != nil {
 		cfgW.Close()
 		repR.Close()
@@ -226,15 +229,6 @@ func (sb *sandbox) sendPlan(bpf []byte) {
 	sb.plan.Close()
 }
 
-// initRequest is how init is started: /proc/self/exe as initArg0, with no environment (the
-// command's travels in the Spec), in the namespaces ns, the caller's identity mapped in, dying
-// with jail's thread, and in a session of its own, so that the terminal's Ctrl-C reaches only
-// jail, which forwards it once, rather than init as well.
-func initRequest(ns profiles.Namespaces) spawnRequest {
-	flags, _ := namespaces(ns)
-	return spawnRequest{path: "/proc/self/exe", argv: []string{initArg0}, flags: flags}
-}
-
 // namespaces returns the clone flags of the namespaces the Spec asks for, and their names.
 func namespaces(ns profiles.Namespaces) (flags uintptr, names []string) {
 	for _, n := range []struct {
@@ -283,8 +277,9 @@ func refusalErrno(errno syscall.Errno) bool {
 
 // userNSRefused reports whether err means the kernel would not give this user a working user
 // namespace, which is when a Landlock fallback may take over: init could not be started in
-// them, or it was but a known restriction (Ubuntu's AppArmor) stripped its capabilities, so a
-// setup step failed with EPERM before the command ran.
+// them (which includes a known restriction, Ubuntu's AppArmor, stripping the user namespace's
+// capabilities so that init's child could not create the others), or a setup step failed with
+// EPERM and such a restriction is in force, before the command ran.
 func userNSRefused(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) {

@@ -160,7 +160,10 @@ int jail_write_id_maps(pid_t pid) {
 	return 0;
 }
 
-int jail_ambient_last_cap(void) {
+// ambient_last_cap is the ambient_last_cap a child of this process needs: the highest capability
+// for an ordinary uid, which would lose the namespace's capabilities at execve without them; -1
+// for root, which keeps them.
+static int ambient_last_cap(void) {
 	if (getuid() == 0)
 		return -1;
 	int last = CAP_LAST_CAP;
@@ -172,6 +175,23 @@ int jail_ambient_last_cap(void) {
 		fclose(f);
 	}
 	return last;
+}
+
+const char *const jail_init_arg0 = "jail-init";
+
+void jail_init_spawn(struct jail_spawn *s, int flags, const int fds[5]) {
+	static char *argv[] = {NULL, NULL}, *envp[] = {NULL};
+	argv[0] = (char *)jail_init_arg0;
+	const int cloned = CLONE_NEWUSER | CLONE_NEWPID; // the child must be its pid namespace's first
+	s->path = "/proc/self/exe";
+	s->argv = argv;
+	s->envp = envp;
+	s->flags = flags & cloned;
+	s->unshare_flags = flags & ~cloned;
+	memcpy(s->fds, fds, 5 * sizeof fds[0]);
+	s->nfds = 5;
+	s->ambient_last_cap = flags & CLONE_NEWUSER ? ambient_last_cap() : -1;
+	s->ready_fd = s->go_fd = s->err_fd = -1;
 }
 
 pid_t jail_spawn(struct jail_spawn *s) {

@@ -19,34 +19,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// spawnRequest is how init is started: argv run from path, with files as its descriptors 0, 1,
-// 2, ... in the namespaces of flags, in a new session, dying with the calling thread. With a
-// user namespace the caller's identity is mapped in before it executes (jail_write_id_maps).
-type spawnRequest struct {
-	path  string
-	argv  []string
-	files []*os.File
-	flags uintptr
-}
-
-// spawn starts req with a vfork (spawn.c says why not syscall.ForkExec). The calling thread
-// must stay locked: the child dies when it exits. Errors are the errno of what failed.
-func spawn(req spawnRequest) (*process, error) {
-	s, free, err := newCSpawn(req)
-	if err != nil {
-		return nil, err
+// spawnInit starts jail's init in the namespaces of flags, with files as its descriptors 0 to 4
+// (jail_init_spawn says how), dying with the calling thread (which must stay locked), and in a
+// session of its own, so that the terminal's Ctrl-C reaches only jail, which forwards it once,
+// rather than init as well. It uses a vfork (spawn.c says why not syscall.ForkExec). Errors are
+// the errno of what failed.
+func spawnInit(flags uintptr, files [5]*os.File) (*process, error) {
+	s := (*C.struct_jail_spawn)(C.calloc(1, C.sizeof_struct_jail_spawn)) // the child may not touch Go's memory
+	defer C.free(unsafe.Pointer(s))
+	var fds [5]C.int
+	for i, f := range files {
+		fds[i] = C.int(f.Fd())
 	}
-	defer free()
+	C.jail_init_spawn(s, C.int(flags), &fds[0])
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	defer errR.Close()
 	s.err_fd = C.int(errW.Fd())
-	s.ready_fd, s.go_fd = -1, -1
 	mapped := make(chan error, 1)
 	var readyW, goR *os.File
-	if req.flags&unix.CLONE_NEWUSER != 0 {
+	if flags&unix.CLONE_NEWUSER != 0 {
 		var readyR, goW *os.File
 		if readyR, readyW, goR, goW, err = pipes(); err != nil {
 			errW.Close()
@@ -78,36 +72,6 @@ func spawn(req spawnRequest) (*process, error) {
 		return nil, err
 	}
 	return newProcess(pid)
-}
-
-// newCSpawn is req as jail_spawn takes it, in C memory (the child may not touch Go's), and the
-// function that frees it.
-func newCSpawn(req spawnRequest) (*C.struct_jail_spawn, func(), error) {
-	s := (*C.struct_jail_spawn)(C.calloc(1, C.sizeof_struct_jail_spawn))
-	if len(req.files) > len(s.fds) {
-		C.free(unsafe.Pointer(s))
-		return nil, nil, fmt.Errorf("spawn: %d descriptors, at most %d", len(req.files), len(s.fds))
-	}
-	for i, f := range req.files {
-		s.fds[i] = C.int(f.Fd())
-	}
-	s.nfds = C.int(len(req.files))
-	const cloned = unix.CLONE_NEWUSER | unix.CLONE_NEWPID // the child creates the others: spawn.h
-	s.flags = C.int(req.flags & cloned)
-	s.unshare_flags = C.int(req.flags &^ cloned)
-	s.ambient_last_cap = -1
-	if req.flags&unix.CLONE_NEWUSER != 0 {
-		s.ambient_last_cap = C.jail_ambient_last_cap()
-	}
-	s.path = C.CString(req.path)
-	argv, envp := cStrings(req.argv), cStrings(nil)
-	s.argv, s.envp = &argv[0], &envp[0]
-	return s, func() {
-		C.free(unsafe.Pointer(s.path))
-		freeCStrings(argv)
-		freeCStrings(envp)
-		C.free(unsafe.Pointer(s))
-	}, nil
 }
 
 // mapIDs writes the id maps of the child whose pid *pid holds once it says it is ready, then
@@ -144,20 +108,6 @@ func pipes() (r1, w1, r2, w2 *os.File, err error) {
 		w1.Close()
 	}
 	return
-}
-
-func cStrings(ss []string) []*C.char {
-	cs := make([]*C.char, len(ss)+1)
-	for i, s := range ss {
-		cs[i] = C.CString(s)
-	}
-	return cs
-}
-
-func freeCStrings(cs []*C.char) {
-	for _, c := range cs {
-		C.free(unsafe.Pointer(c))
-	}
 }
 
 // process is a child jail waits for: init, or the fallback's command. It is signalled through

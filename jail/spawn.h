@@ -34,9 +34,17 @@ int jail_spawn_child(void *s);
 // setgroups denied (an ordinary user must deny it before writing gid_map). Returns 0 or -errno.
 int jail_write_id_maps(pid_t pid);
 
-// jail_ambient_last_cap is the ambient_last_cap a child needs: the highest capability for an
-// ordinary uid, which would lose the namespace's capabilities at execve without them; -1 for root.
-int jail_ambient_last_cap(void);
+// jail_init_arg0 is argv[0] of jail's init (run.go's initArg0): MaybeInit runs the init when it
+// sees it.
+extern const char *const jail_init_arg0;
+
+// jail_init_spawn fills *s to start jail's init: /proc/self/exe as jail_init_arg0, with no
+// environment (the command's travels in the plan), in the namespaces of flags, with fds (stdin,
+// stdout, stderr, then configFd's and reportFd's ends: run.go) as its descriptors 0 to 4. The
+// clone makes only the user and pid namespaces, the child the others (unshare_flags); an
+// ordinary uid keeps the namespace's capabilities across execve as ambient ones (init builds the
+// sandbox with them and drops them all before the command). The caller sets the pipes.
+void jail_init_spawn(struct jail_spawn *s, int flags, const int fds[5]);
 
 // jail_early is the init spawn_early.c started before Go's runtime (pid -1: none): plan_fd and
 // msg_fd are jail's ends of its configFd and reportFd pipes, err_fd as jail_spawn's err_fd, net

@@ -78,20 +78,13 @@ __attribute__((constructor)) static void start_early(int argc, char **argv) {
 	int p[npipes][2];
 	if (pipes(p, npipes) < 0)
 		return;
-	static char *argv_init[] = {"jail-init", NULL}, *envp_init[] = {NULL};
 	static struct jail_spawn s;
-	s.path = "/proc/self/exe";
-	s.argv = argv_init;
-	s.envp = envp_init;
-	s.flags = CLONE_NEWUSER | CLONE_NEWPID;
-	s.unshare_flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | (net ? CLONE_NEWNET : 0);
-	int fds[] = {0, 1, 2, p[cfg][0], p[rep][1]}; // 0, 1, 2, configFd, reportFd (run.go)
-	memcpy(s.fds, fds, sizeof fds);
-	s.nfds = sizeof fds / sizeof fds[0];
-	s.ready_fd = -1; // this thread knows the child exists when clone returns
-	s.go_fd = p[go][0];
+	int fds[] = {0, 1, 2, p[cfg][0], p[rep][1]};
+	jail_init_spawn(&s, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
+	                        (net ? CLONE_NEWNET : 0),
+	                fds);
+	s.go_fd = p[go][0]; // no ready_fd: this thread knows the child exists when clone returns
 	s.err_fd = p[err][1];
-	s.ambient_last_cap = jail_ambient_last_cap();
 	sigprocmask(SIG_SETMASK, NULL, &s.mask);
 	static char stack[64 * 1024] __attribute__((aligned(16))); // the child's copy of it
 	pid_t pid = clone(jail_spawn_child, stack + sizeof stack, s.flags | SIGCHLD, &s);
