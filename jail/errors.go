@@ -100,8 +100,10 @@ const (
 
 // usernsHint names the restriction that keeps this process from using a user namespace and the
 // exact fix (userNSRefusal knows them), or "" when none of the known ones is in force. Besides
-// refusing clone(2), Ubuntu's AppArmor restriction lets the namespace be created but strips its
-// capabilities, so the first mount fails with EPERM: the hint is attached to that error too.
+// refusing clone(2), Ubuntu's AppArmor restriction lets the user namespace be created but strips
+// its capabilities, so init's child fails with EPERM to create the other namespaces (spawn.c),
+// which is reported as creating the namespaces too; should a setup step fail so instead, the
+// hint is attached to that error as well.
 func usernsHint() string {
 	cause, fix := userNSRefusal()
 	if cause == "" {
