@@ -134,7 +134,7 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, cmd fallbackCom
 			return
 		}
 		sb.proc = proc
-		sb.obs.started(sb, 0)
+		sb.obs.started(sb, 0, nil)
 		if d := sb.spec.Limits.TimeoutSeconds; d > 0 {
 			sb.timer = time.AfterFunc(time.Duration(d*float64(time.Second)), sb.expire)
 		}

@@ -12,10 +12,14 @@ import (
 )
 
 // MaybeInit runs the sandbox's init when this process is one (the host started /proc/self/exe
-// with initArg0) and never returns then; otherwise it returns at once. Call it first in main, and
-// in TestMain of tests that run sandboxes, before anything else can start threads or touch state.
+// with initArg0, or this is the child spawn_early.c forked) and never returns then; otherwise it
+// returns at once. Call it first in main, and in TestMain of tests that run sandboxes, before
+// anything else can start threads or touch state.
 func MaybeInit() {
-	if len(os.Args) == 0 || os.Args[0] != initArg0 {
+	switch {
+	case isEarlyInit():
+		os.Clearenv() // as an executed init's: the command's environment travels in the plan
+	case len(os.Args) == 0 || os.Args[0] != initArg0:
 		return
 	}
 	os.Exit(runInit())
@@ -32,11 +36,22 @@ func runInit() (status int) {
 		}
 	}()
 	host := os.NewFile(configFd, "config")
+	ns, err := readNamespaces(host)
+	if err != nil {
+		return sendReport(newError("read sandbox plan", "", err))
+	}
+	pre, err := prepare(ns) // prelude.go
+	if err != nil {
+		return sendReport(err.(*Error))
+	}
 	cfg, err := readConfig(host)
 	if err != nil {
 		return sendReport(newError("read sandbox plan", "", err))
 	}
-	status, err = sandboxInit(cfg, host)
+	if !pre.fits(cfg.Spec) {
+		return sendReport(&Error{Op: "read sandbox plan", Detail: "the plan's namespaces are not init's", Exit: ExitSetup})
+	}
+	status, err = sandboxInit(cfg, host, pre)
 	if err != nil {
 		return sendReport(newError("setup", "", err))
 	}
@@ -49,15 +64,15 @@ type initStep struct {
 	run  func(*profiles.Spec) error
 }
 
-// sandboxInit builds the sandbox in the new namespaces, in this order, then runs the command and
-// stays pid 1 until it exits. Each step is a function of its own; a failing one stops the run
-// and its error, naming the step, goes back to the host.
-func sandboxInit(cfg *initConfig, host *os.File) (int, error) {
+// sandboxInit builds the sandbox in the new namespaces, in this order, on what the prelude did,
+// then runs the command and stays pid 1 until it exits. Each step is a function of its own; a
+// failing one stops the run and its error, naming the step, goes back to the host.
+func sandboxInit(cfg *initConfig, host *os.File, pre *prelude) (int, error) {
 	r := newReaper() // catching signals takes the runtime a while: it happens while the root is built
 	err := runInitSteps(cfg.Spec, []initStep{
-		{"make init non-dumpable", setNonDumpable},
-		{"build the root filesystem", setupRoot}, // mount*.go: tmpfs root, Spec.Mounts, pivot_root, read-only
-		{"bring up loopback", setupLoopback},
+		{"build the root filesystem", func(spec *profiles.Spec) error { // mount*.go: Spec.Mounts, pivot_root, read-only
+			return setupRoot(spec, pre.roots)
+		}},
 		{"serve the egress proxy ports", startEgressPorts}, // egress.go
 		{"set hostname", setHostname},
 		{"set resource limits", setRlimits},
@@ -80,7 +95,7 @@ func sandboxInit(cfg *initConfig, host *os.File) (int, error) {
 		return 0, err
 	}
 	if cfg.Observe {
-		tellHost(initMessage{Started: &startedMessage{PID: pid}}) // initmsg.go
+		tellHost(initMessage{Started: &startedMessage{PID: pid, Namespaces: pre.inodes}}) // initmsg.go
 	}
 	if tty != nil {
 		tty.slave.Close() // the command holds it now

@@ -25,9 +25,11 @@ type initMessage struct {
 	MoreDenials bool    `json:"more_denials,omitempty"`
 }
 
-// startedMessage says the command runs, as pid PID of the sandbox's pid namespace.
+// startedMessage says the command runs, as pid PID of the sandbox's pid namespace, in init's
+// namespaces.
 type startedMessage struct {
-	PID int `json:"pid"`
+	PID        int      `json:"pid"`
+	Namespaces nsInodes `json:"namespaces"`
 }
 
 // exitedMessage is how the command ended, and the resources it and everything it started used,
@@ -77,7 +79,7 @@ func (sb *sandbox) readInit(r io.ReadCloser) {
 		case msg.Landlock != nil:
 			sb.obs.landlockApplied(*msg.Landlock)
 		case msg.Started != nil:
-			sb.obs.started(sb, msg.Started.PID)
+			sb.obs.started(sb, msg.Started.PID, &msg.Started.Namespaces)
 		case msg.Exited != nil:
 			sb.obs.exited(msg.Exited)
 		case msg.Denial != nil || msg.MoreDenials:

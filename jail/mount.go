@@ -9,21 +9,17 @@ import (
 	"github.com/jail-sandbox/jail/profiles"
 )
 
-// setupRoot builds the sandbox's filesystem from spec.Mounts and makes it the root: / is made
-// private so nothing propagates to or from the host, a tmpfs new root is populated by each op in
-// order, pivot_root moves into it, the host's tree is detached and the new root remounted
-// read-only. It runs in sandbox init, inside fresh user, mount and pid namespaces.
+// setupRoot builds the sandbox's filesystem from spec.Mounts and makes it the root: in r, the
+// scratch root openRoots entered, the tmpfs new root is populated by each op in order, remounted
+// read-only, pivot_root moves into it and the host's tree is detached. It runs in sandbox init,
+// inside fresh user, mount and pid namespaces.
 //
 // Every mount uses the new mount API (open_tree, mount_setattr, fsopen/fsmount, move_mount,
 // Linux 5.12): a read-only bind is cloned detached, made read-only on every submount in one
 // mount_setattr that only sets MOUNT_ATTR_RDONLY, so the flags the kernel locks in a user
 // namespace (nosuid, nodev, noexec, atime) stay as they were, and only then attached: it is
 // never visible writable, and no mountinfo has to be read.
-func setupRoot(spec *profiles.Spec) error {
-	r, err := openRoots()
-	if err != nil {
-		return err
-	}
+func setupRoot(spec *profiles.Spec, r *roots) error {
 	r.home = envValue(spec.Env, "HOME")
 	for _, m := range spec.Mounts {
 		logf(spec, "%s %s", m.Kind, object(m))

@@ -175,7 +175,10 @@ func mountStage2() int {
 		return 1
 	}
 	start := time.Now()
-	err := setupRoot(&sc.Spec)
+	r, err := openRoots()
+	if err == nil {
+		err = setupRoot(&sc.Spec, r)
+	}
 	took := time.Since(start)
 	if err != nil {
 		fmt.Printf("%s%s\n", lineSetupError, err)

@@ -8,12 +8,9 @@ import (
 	"github.com/jail-sandbox/jail/profiles"
 )
 
-// setupLoopback brings lo up in the sandbox's own network namespace (it starts down), so the
-// command can still talk to itself on 127.0.0.1 and ::1. With the host's network, nothing to do.
-func setupLoopback(spec *profiles.Spec) error {
-	if !spec.Namespaces.Net {
-		return nil
-	}
+// bringUpLoopback brings lo up in the sandbox's own network namespace (it starts down), so the
+// command can still talk to itself on 127.0.0.1 and ::1.
+func bringUpLoopback() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("socket: %w", err)

@@ -157,11 +157,12 @@ func (o *observer) egressClosed(denials []proxy.Denial) {
 }
 
 // started records that the command runs and writes the status start record: pid is the
-// command's in the sandbox's pid namespace (the fallback's command has no other: pass 0).
-func (o *observer) started(sb *sandbox, pid int) {
+// command's in the sandbox's pid namespace, ns the sandbox's namespaces (the fallback's command
+// has neither: pass 0 and nil).
+func (o *observer) started(sb *sandbox, pid int, ns *nsInodes) {
 	o.running = true
 	if o.status != nil {
-		writeStartStatus(o.status, sb.proc.pid, pid, o.fallback == nil)
+		writeStartStatus(o.status, sb.proc.pid, pid, ns)
 	}
 }
 

@@ -27,7 +27,7 @@ var initArg0 = C.GoString(C.jail_init_arg0)
 
 // The init's inherited descriptors, beyond stdio.
 const (
-	configFd = 3 // host → init: initConfig (wire.go) after its length, then EOF (sendPlan)
+	configFd = 3 // host → init: its namespaces (prelude.go), initConfig (wire.go) after its length, then EOF (sendPlan)
 	reportFd = 4 // init → host: an *Error as JSON when setup fails; close-on-exec for the command
 )
 
@@ -166,6 +166,7 @@ func launchInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) (*sa
 		repR.Close()
 		return nil, startError(err)
 	}
+	sendNamespaces(cfgW, flags) // prelude.go
 	return newSandbox(proc, cfgW, repR, stdio, signals), nil
 }
 

@@ -564,8 +564,8 @@ func TestInitOutOfReach(t *testing.T) {
 	}
 }
 
-// TestVerbose checks a verbose run logs every setup step in the sandbox, in order, on the
-// command's stderr.
+// TestVerbose checks a verbose run logs every setup step in the sandbox, in order (the prelude's
+// first), on the command's stderr.
 func TestVerbose(t *testing.T) {
 	spec := testSpec("true")
 	spec.Verbose = true
@@ -575,7 +575,7 @@ func TestVerbose(t *testing.T) {
 	}
 	last := -1
 	for _, step := range []string{
-		"jail: init: build the root filesystem", "jail: init: bring up loopback",
+		"jail: init: make init non-dumpable", "jail: init: bring up loopback", "jail: init: build the root filesystem",
 		"jail: init: drop capabilities", "jail: init: apply landlock", "jail: init: install seccomp filter",
 		"jail: init: exec /usr/bin/true",
 	} {
@@ -584,5 +584,24 @@ func TestVerbose(t *testing.T) {
 			t.Errorf("%q missing or out of order in:\n%s", step, stderr)
 		}
 		last = i
+	}
+}
+
+// TestInitRefusesPlanForOtherNamespaces checks init runs no plan that asks for namespaces other
+// than those it was started in, and did its prelude for.
+func TestInitRefusesPlanForOtherNamespaces(t *testing.T) {
+	spec := testSpec("true")
+	started := spec.Namespaces
+	started.Net = false
+	signals := subscribe()
+	sb, err := launchInit(started, Stdio{}, signals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.begin(spec, &observer{spec: spec})
+	sb.sendPlan(nil)
+	status, err := sb.wait()
+	if status != ExitSetup || err == nil || !strings.Contains(err.Error(), "the plan's namespaces are not init's") {
+		t.Errorf("status %d, err %v; want init to refuse the plan", status, err)
 	}
 }

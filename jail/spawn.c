@@ -94,34 +94,43 @@ static int raise_ambient(int last_cap) {
 	return 0;
 }
 
-int jail_spawn_child(void *arg) {
-	struct jail_spawn *s = arg;
+int jail_spawn_setup(struct jail_spawn *s) {
 	reset_signals();
 	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		goto fail;
+		return -1;
 	// jail needs to know the namespaces exist only where it cannot tell (jail_spawn's caller
 	// is suspended in the vfork). The network namespace is created while it writes the maps:
 	// the namespace's capabilities hold before any id is mapped.
 	char c = 0;
 	if (s->ready_fd >= 0 && write(s->ready_fd, &c, 1) != 1)
-		goto fail;
+		return -1;
 	if (s->unshare_flags != 0 && unshare(s->unshare_flags) < 0)
-		goto fail;
+		return -1;
 	if (s->go_fd >= 0 && wait_for_maps(s) < 0)
-		goto fail;
+		return -1;
 	if (place_fds(s) < 0)
-		goto fail;
+		return -1;
 	if (s->ambient_last_cap >= 0 && raise_ambient(s->ambient_last_cap) < 0)
-		goto fail;
+		return -1;
 	if (nofile_saved && setrlimit(RLIMIT_NOFILE, &nofile) < 0)
-		goto fail;
+		return -1;
 	sigprocmask(SIG_SETMASK, &s->mask, NULL);
-	execve(s->path, s->argv, s->envp);
-fail:;
+	return 0;
+}
+
+void jail_spawn_fail(const struct jail_spawn *s) {
 	int e = errno;
 	while (write(s->err_fd, &e, sizeof e) < 0 && errno == EINTR)
 		;
 	_exit(127);
+}
+
+int jail_spawn_child(void *arg) {
+	struct jail_spawn *s = arg;
+	if (jail_spawn_setup(s) == 0)
+		execve(s->path, s->argv, s->envp);
+	jail_spawn_fail(s);
+	return 127;
 }
 
 // write_file writes data to the file at path, all at once, as /proc's id map files want it.
@@ -179,7 +188,7 @@ static int ambient_last_cap(void) {
 
 const char *const jail_init_arg0 = "jail-init";
 
-void jail_init_spawn(struct jail_spawn *s, int flags, const int fds[5]) {
+void jail_init_spawn(struct jail_spawn *s, int flags, const int fds[5], int executes) {
 	static char *argv[] = {NULL, NULL}, *envp[] = {NULL};
 	argv[0] = (char *)jail_init_arg0;
 	const int cloned = CLONE_NEWUSER | CLONE_NEWPID; // the child must be its pid namespace's first
@@ -190,7 +199,7 @@ void jail_init_spawn(struct jail_spawn *s, int flags, const int fds[5]) {
 	s->unshare_flags = flags & ~cloned;
 	memcpy(s->fds, fds, 5 * sizeof fds[0]);
 	s->nfds = 5;
-	s->ambient_last_cap = flags & CLONE_NEWUSER ? ambient_last_cap() : -1;
+	s->ambient_last_cap = executes && flags & CLONE_NEWUSER ? ambient_last_cap() : -1;
 	s->ready_fd = s->go_fd = s->err_fd = -1;
 }
 

@@ -31,7 +31,7 @@ func spawnInit(flags uintptr, files [5]*os.File) (*process, error) {
 	for i, f := range files {
 		fds[i] = C.int(f.Fd())
 	}
-	C.jail_init_spawn(s, C.int(flags), &fds[0])
+	C.jail_init_spawn(s, C.int(flags), &fds[0], 1)
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		return nil, err

@@ -27,8 +27,17 @@ struct jail_spawn {
 // called execve or exited.
 pid_t jail_spawn(struct jail_spawn *s);
 
-// jail_spawn_child is the child's side of a spawn, given its struct jail_spawn; it never returns.
+// jail_spawn_child is the child's side of a spawn, given its struct jail_spawn: jail_spawn_setup,
+// then execve. It never returns.
 int jail_spawn_child(void *s);
+
+// jail_spawn_setup makes the calling child what *s asks for, short of executing anything: a new
+// session, dying with its parent's thread, the remaining namespaces, its id maps awaited, its
+// descriptors, capabilities, RLIMIT_NOFILE and signal mask. Returns 0, or -1 with errno set.
+int jail_spawn_setup(struct jail_spawn *s);
+
+// jail_spawn_fail sends errno to s->err_fd and exits the child.
+void jail_spawn_fail(const struct jail_spawn *s) __attribute__((noreturn));
 
 // jail_write_id_maps maps the caller's identity into the user namespace of process pid, with
 // setgroups denied (an ordinary user must deny it before writing gid_map). Returns 0 or -errno.
@@ -38,13 +47,15 @@ int jail_write_id_maps(pid_t pid);
 // sees it.
 extern const char *const jail_init_arg0;
 
-// jail_init_spawn fills *s to start jail's init: /proc/self/exe as jail_init_arg0, with no
-// environment (the command's travels in the plan), in the namespaces of flags, with fds (stdin,
-// stdout, stderr, then configFd's and reportFd's ends: run.go) as its descriptors 0 to 4. The
-// clone makes only the user and pid namespaces, the child the others (unshare_flags); an
-// ordinary uid keeps the namespace's capabilities across execve as ambient ones (init builds the
-// sandbox with them and drops them all before the command). The caller sets the pipes.
-void jail_init_spawn(struct jail_spawn *s, int flags, const int fds[5]);
+// jail_init_spawn fills *s to start jail's init: /proc/self/exe as jail_init_arg0 (when it
+// executes), with no environment (the command's travels in the plan), in the namespaces of
+// flags, with fds (stdin, stdout, stderr, then configFd's and reportFd's ends: run.go) as its
+// descriptors 0 to 4. The clone makes only the user and pid namespaces, the child the others
+// (unshare_flags). When the child executes init (executes != 0), an ordinary uid keeps the
+// namespace's capabilities across execve as ambient ones (init builds the sandbox with them and
+// drops them all before the command); spawn_early.c's child becomes init without an execve. The
+// caller sets the pipes.
+void jail_init_spawn(struct jail_spawn *s, int flags, const int fds[5], int executes);
 
 // jail_early is the init spawn_early.c started before Go's runtime (pid -1: none): plan_fd and
 // msg_fd are jail's ends of its configFd and reportFd pipes, err_fd as jail_spawn's err_fd, net
@@ -55,3 +66,6 @@ struct jail_early {
 	int net;
 };
 extern struct jail_early jail_early;
+
+// jail_is_early_init is set in the child spawn_early.c started, which goes on as jail's init.
+extern int jail_is_early_init;

@@ -12,6 +12,12 @@ import (
 	"github.com/jail-sandbox/jail/profiles"
 )
 
+// isEarlyInit reports whether this process is the init spawn_early.c started: a child of jail's
+// that went on into Go's runtime without an execve.
+func isEarlyInit() bool {
+	return C.jail_is_early_init != 0
+}
+
 // takeEarlyInit returns the init spawn_early.c started before this runtime, as a sandbox
 // waiting for its plan, when it runs and fits: the namespaces ns, and stdio this process's own
 // (it has descriptors 0, 1 and 2). One that does not fit is killed. It is taken once.
@@ -37,7 +43,7 @@ func takeEarlyInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) *
 		mode = "host"
 	}
 	var errno [4]byte
-	failed, _ := io.ReadFull(errs, errno[:]) // 0: EOF, init executed
+	failed, _ := io.ReadFull(errs, errno[:]) // 0: EOF, init is on its way (become_init)
 	if failed > 0 || profiles.NamespacesFor(mode) != ns || stdio != (Stdio{os.Stdin, os.Stdout, os.Stderr}) {
 		sb.discard()
 		return nil

@@ -14,17 +14,43 @@ import (
 // startStatus is the --json-status-fd record written once the command runs, in bubblewrap's
 // format: child-pid is the host pid of the sandbox's first process (jail's init, pid 1 inside;
 // in the fallback, the command), and each namespace the sandbox was created in is named with
-// its inode, as /proc/PID/ns/* shows it. command-pid, jail's addition, is the command's host pid.
+// its inode. command-pid, jail's addition, is the command's host pid.
 type startStatus struct {
-	ChildPID   int    `json:"child-pid"`
-	CommandPID int    `json:"command-pid,omitempty"`
-	Cgroup     uint64 `json:"cgroup-namespace,omitempty"`
-	IPC        uint64 `json:"ipc-namespace,omitempty"`
-	Mnt        uint64 `json:"mnt-namespace,omitempty"`
-	Net        uint64 `json:"net-namespace,omitempty"`
-	PID        uint64 `json:"pid-namespace,omitempty"`
-	User       uint64 `json:"user-namespace,omitempty"`
-	UTS        uint64 `json:"uts-namespace,omitempty"`
+	ChildPID   int `json:"child-pid"`
+	CommandPID int `json:"command-pid,omitempty"`
+	nsInodes
+}
+
+// nsInodes are a process's namespaces, each named by its inode as /proc/PID/ns/KIND ->
+// "KIND:[INODE]" shows it.
+type nsInodes struct {
+	Cgroup uint64 `json:"cgroup-namespace,omitempty"`
+	IPC    uint64 `json:"ipc-namespace,omitempty"`
+	Mnt    uint64 `json:"mnt-namespace,omitempty"`
+	Net    uint64 `json:"net-namespace,omitempty"`
+	PID    uint64 `json:"pid-namespace,omitempty"`
+	User   uint64 `json:"user-namespace,omitempty"`
+	UTS    uint64 `json:"uts-namespace,omitempty"`
+}
+
+// ownNamespaces returns this process's namespaces (0 for one unreadable). Init reads its own,
+// before it leaves the host's /proc: jail may not read those of a non-dumpable init that it
+// forked rather than executed (its memory belongs to jail's user namespace, not the sandbox's).
+func ownNamespaces() nsInodes {
+	var ns nsInodes
+	for _, n := range []struct {
+		kind string
+		ino  *uint64
+	}{
+		{"cgroup", &ns.Cgroup}, {"ipc", &ns.IPC}, {"mnt", &ns.Mnt}, {"net", &ns.Net},
+		{"pid", &ns.PID}, {"user", &ns.User}, {"uts", &ns.UTS},
+	} {
+		var st unix.Stat_t
+		if unix.Stat("/proc/self/ns/"+n.kind, &st) == nil {
+			*n.ino = st.Ino
+		}
+	}
+	return ns
 }
 
 // exitStatusRecord is the last --json-status-fd record, also after jail's own failure.
@@ -33,21 +59,13 @@ type exitStatusRecord struct {
 }
 
 // writeStartStatus writes the start record for the sandbox whose first process is child: with
-// namespaced, the namespaces of that process and the host pid of the command, pid commandNSPid
-// inside; without, child is the command.
-func writeStartStatus(w io.Writer, child, commandNSPid int, namespaced bool) {
+// its namespaces ns, also the host pid of the command, pid commandNSPid inside; without (nil),
+// child is the command.
+func writeStartStatus(w io.Writer, child, commandNSPid int, ns *nsInodes) {
 	rec := startStatus{ChildPID: child}
-	if namespaced {
+	if ns != nil {
 		rec.CommandPID = hostPid(child, commandNSPid)
-		for _, ns := range []struct {
-			name string
-			ino  *uint64
-		}{
-			{"cgroup", &rec.Cgroup}, {"ipc", &rec.IPC}, {"mnt", &rec.Mnt}, {"net", &rec.Net},
-			{"pid", &rec.PID}, {"user", &rec.User}, {"uts", &rec.UTS},
-		} {
-			*ns.ino = nsInode(child, ns.name)
-		}
+		rec.nsInodes = *ns
 	}
 	writeRecord(w, rec)
 }
@@ -67,16 +85,6 @@ func writeRecord(w io.Writer, rec any) error {
 		return fmt.Errorf("write status record: %w", err)
 	}
 	return nil
-}
-
-// nsInode is the inode of process pid's namespace of that kind (0 when unreadable), which is
-// what identifies a namespace, as in /proc/PID/ns/KIND -> "KIND:[INODE]".
-func nsInode(pid int, kind string) uint64 {
-	var st unix.Stat_t
-	if unix.Stat("/proc/"+strconv.Itoa(pid)+"/ns/"+kind, &st) != nil {
-		return 0
-	}
-	return st.Ino
 }
 
 // hostPid finds the host pid of parent's child that is nsPid in its own pid namespace (0 when

@@ -77,3 +77,13 @@ func TestEarlyInitWithClosedStdio(t *testing.T) {
 		t.Fatalf("stdin and stdout closed: exit %d (%s), want 0 with /dev/null as stdin", code, errOut)
 	}
 }
+
+// TestEarlyInitShowsNoneOfJailsCommandLine checks the init started before the runtime, a fork of
+// jail rather than an executed program, shows the command (in /proc/1/cmdline, world-readable)
+// an executed init's command line, not jail's with its options.
+func TestEarlyInitShowsNoneOfJailsCommandLine(t *testing.T) {
+	out, errOut, code := runJailIn(t, t.TempDir(), "", "--env", "SECRET=hunter2", "--", "cat", "/proc/1/cmdline")
+	if code != 0 || strings.TrimRight(out, "\x00") != "jail-init" {
+		t.Errorf("init's command line %q (exit %d, %s), want jail-init's", out, code, errOut)
+	}
+}

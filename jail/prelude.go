@@ -1,0 +1,77 @@
+package jail
+
+import (
+	"encoding/binary"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/profiles"
+)
+
+// Before its plan arrives, init does what the namespaces it was started in call for whatever the
+// plan says. The host is still resolving the plan then (its Go runtime starts when init's does),
+// so these steps are off the sandbox's way. They decide nothing: whoever started init sends the
+// namespaces first on configFd, and the plan must ask for exactly those.
+
+// prelude is the setup init did before its plan arrived.
+type prelude struct {
+	flags  uintptr  // the clone flags of init's namespaces
+	inodes nsInodes // the namespaces themselves, for the status record (status.go)
+	roots  *roots   // the scratch root init entered, where the plan's root is built (pivot.go)
+	done   []string // the steps done, logged once the plan says whether to
+}
+
+// sendNamespaces sends init the clone flags of the namespaces it was started in, ahead of its
+// plan. An error means init is gone: its report or exit status says why.
+func sendNamespaces(plan *os.File, ns uintptr) {
+	plan.Write(binary.LittleEndian.AppendUint32(nil, uint32(ns)))
+}
+
+// readNamespaces reads what sendNamespaces (or spawn_early.c) sent.
+func readNamespaces(host io.Reader) (uintptr, error) {
+	var b [4]byte
+	if _, err := io.ReadFull(host, b[:]); err != nil {
+		return 0, err
+	}
+	return uintptr(binary.LittleEndian.Uint32(b[:])), nil
+}
+
+// prepare runs the prelude's steps for the namespaces ns, in order. The first failure stops them
+// and comes back as an *Error named after its step.
+func prepare(ns uintptr) (*prelude, error) {
+	if ns&unix.CLONE_NEWNS == 0 {
+		return nil, &Error{Op: "sandbox init", Detail: "started without a mount namespace", Exit: ExitSetup}
+	}
+	p := &prelude{flags: ns, inodes: ownNamespaces()} // while /proc is the host's
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"make init non-dumpable", func() error { return setNonDumpable(nil) }},
+		{"enter a scratch root", func() (err error) { p.roots, err = openRoots(); return err }},
+	}
+	if ns&unix.CLONE_NEWNET != 0 {
+		steps = append(steps, struct {
+			name string
+			run  func() error
+		}{"bring up loopback", bringUpLoopback})
+	}
+	for _, s := range steps {
+		if err := s.run(); err != nil {
+			return nil, newError(s.name, "", err)
+		}
+		p.done = append(p.done, s.name)
+	}
+	return p, nil
+}
+
+// fits reports whether spec asks for the namespaces the prelude prepared, and logs its steps.
+func (p *prelude) fits(spec *profiles.Spec) bool {
+	for _, s := range p.done {
+		logf(spec, "init: %s (before the plan arrived)", s)
+	}
+	ns, _ := namespaces(spec.Namespaces)
+	return ns == p.flags
+}
