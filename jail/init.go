@@ -36,7 +36,7 @@ func runInit() (status int) {
 		}
 	}()
 	host := os.NewFile(configFd, "config")
-	ns, err := readNamespaces(host)
+	ns, err := receiveNamespaces(host)
 	if err != nil {
 		return sendReport(newError("read sandbox plan", "", err))
 	}
@@ -82,6 +82,7 @@ func sandboxInit(cfg *initConfig, host *os.File, pre *prelude) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	namespaces := pre.namespaces(cfg.Observe)
 	tty, stdio := commandTerminal(cfg)
 	// Signals are caught before the command exists, here and by the host, so none sent
 	// meanwhile is lost.
@@ -95,7 +96,7 @@ func sandboxInit(cfg *initConfig, host *os.File, pre *prelude) (int, error) {
 		return 0, err
 	}
 	if cfg.Observe {
-		tellHost(initMessage{Started: &startedMessage{PID: pid, Namespaces: pre.inodes}}) // initmsg.go
+		tellHost(initMessage{Started: &startedMessage{PID: pid, Namespaces: namespaces}}) // initmsg.go
 	}
 	if tty != nil {
 		tty.slave.Close() // the command holds it now

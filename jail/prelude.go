@@ -17,10 +17,10 @@ import (
 
 // prelude is the setup init did before its plan arrived.
 type prelude struct {
-	flags  uintptr  // the clone flags of init's namespaces
-	inodes nsInodes // the namespaces themselves, for the status record (status.go)
-	roots  *roots   // the scratch root init entered, where the plan's root is built (pivot.go)
-	done   []string // the steps done, logged once the plan says whether to
+	flags uintptr  // the clone flags of init's namespaces
+	nsDir int      // init's /proc/self/ns on the host's /proc, for the status record (status.go); -1: none
+	roots *roots   // the scratch root init entered, where the plan's root is built (pivot.go)
+	done  []string // the steps done, logged once the plan says whether to
 }
 
 // sendNamespaces sends init the clone flags of the namespaces it was started in, ahead of its
@@ -29,8 +29,8 @@ func sendNamespaces(plan *os.File, ns uintptr) {
 	plan.Write(binary.LittleEndian.AppendUint32(nil, uint32(ns)))
 }
 
-// readNamespaces reads what sendNamespaces (or spawn_early.c) sent.
-func readNamespaces(host io.Reader) (uintptr, error) {
+// receiveNamespaces reads what sendNamespaces (or spawn_early.c) sent.
+func receiveNamespaces(host io.Reader) (uintptr, error) {
 	var b [4]byte
 	if _, err := io.ReadFull(host, b[:]); err != nil {
 		return 0, err
@@ -44,12 +44,16 @@ func prepare(ns uintptr) (*prelude, error) {
 	if ns&unix.CLONE_NEWNS == 0 {
 		return nil, &Error{Op: "sandbox init", Detail: "started without a mount namespace", Exit: ExitSetup}
 	}
-	p := &prelude{flags: ns, inodes: ownNamespaces()} // while /proc is the host's
+	p := &prelude{flags: ns, nsDir: -1}
 	steps := []struct {
 		name string
 		run  func() error
 	}{
 		{"make init non-dumpable", func() error { return setNonDumpable(nil) }},
+		{"open /proc/self/ns", func() (err error) { // before the host's /proc is left behind
+			p.nsDir, err = unix.Open("/proc/self/ns", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			return err
+		}},
 		{"enter a scratch root", func() (err error) { p.roots, err = openRoots(); return err }},
 	}
 	if ns&unix.CLONE_NEWNET != 0 {
@@ -65,6 +69,18 @@ func prepare(ns uintptr) (*prelude, error) {
 		p.done = append(p.done, s.name)
 	}
 	return p, nil
+}
+
+// namespaces returns init's namespaces when the run is observed (reading them costs 0.1 ms),
+// and lets go of the host's /proc: the descriptor must not outlive setup.
+func (p *prelude) namespaces(observed bool) nsInodes {
+	var ns nsInodes
+	if observed {
+		ns = namespaceInodes(p.nsDir)
+	}
+	closeFd(p.nsDir)
+	p.nsDir = -1
+	return ns
 }
 
 // fits reports whether spec asks for the namespaces the prelude prepared, and logs its steps.

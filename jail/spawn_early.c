@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -85,11 +86,13 @@ static void become_init(struct jail_spawn *s, int argc, char **argv) {
 	if (jail_spawn_setup(s) < 0)
 		jail_spawn_fail(s);
 	// Its command line, which the command can read in /proc/1/cmdline, becomes an executed
-	// init's: jail's own may hold what was not meant for the command.
+	// init's: jail's own may hold what was not meant for the command. Its name too, so that ps
+	// tells it from jail.
 	char *end = argv[argc - 1] + strlen(argv[argc - 1]);
 	memset(argv[0], 0, end - argv[0]);
 	if ((size_t)(end - argv[0]) >= strlen(jail_init_arg0))
 		memcpy(argv[0], jail_init_arg0, strlen(jail_init_arg0));
+	prctl(PR_SET_NAME, jail_init_arg0, 0, 0, 0);
 	// Go seeds its runtime's random state (map seeds among others) from the 16 bytes at
 	// AT_RANDOM, which the child copied from jail: new ones make them init's own.
 	void *seed = (void *)getauxval(AT_RANDOM);

@@ -33,10 +33,11 @@ type nsInodes struct {
 	UTS    uint64 `json:"uts-namespace,omitempty"`
 }
 
-// ownNamespaces returns this process's namespaces (0 for one unreadable). Init reads its own,
-// before it leaves the host's /proc: jail may not read those of a non-dumpable init that it
-// forked rather than executed (its memory belongs to jail's user namespace, not the sandbox's).
-func ownNamespaces() nsInodes {
+// namespaceInodes returns the namespaces of the process whose /proc/PID/ns directory is dir (0
+// for one unreadable). Init reads its own, from a descriptor it opened while /proc was the
+// host's: jail may not read those of a non-dumpable init that it forked rather than executed
+// (its memory belongs to jail's user namespace, not the sandbox's).
+func namespaceInodes(dir int) nsInodes {
 	var ns nsInodes
 	for _, n := range []struct {
 		kind string
@@ -46,7 +47,7 @@ func ownNamespaces() nsInodes {
 		{"pid", &ns.PID}, {"user", &ns.User}, {"uts", &ns.UTS},
 	} {
 		var st unix.Stat_t
-		if unix.Stat("/proc/self/ns/"+n.kind, &st) == nil {
+		if unix.Fstatat(dir, n.kind, &st, 0) == nil {
 			*n.ino = st.Ino
 		}
 	}

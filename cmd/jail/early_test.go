@@ -79,11 +79,13 @@ func TestEarlyInitWithClosedStdio(t *testing.T) {
 }
 
 // TestEarlyInitShowsNoneOfJailsCommandLine checks the init started before the runtime, a fork of
-// jail rather than an executed program, shows the command (in /proc/1/cmdline, world-readable)
-// an executed init's command line, not jail's with its options.
+// jail rather than an executed program, shows the command (in /proc/1, world-readable) jail-init
+// as its command line and name, as an executed init's argv, not jail's with its options.
 func TestEarlyInitShowsNoneOfJailsCommandLine(t *testing.T) {
-	out, errOut, code := runJailIn(t, t.TempDir(), "", "--env", "SECRET=hunter2", "--", "cat", "/proc/1/cmdline")
-	if code != 0 || strings.TrimRight(out, "\x00") != "jail-init" {
-		t.Errorf("init's command line %q (exit %d, %s), want jail-init's", out, code, errOut)
+	out, errOut, code := runJailIn(t, t.TempDir(), "", "--env", "SECRET=hunter2", "--",
+		"sh", "-c", "cat /proc/1/cmdline; echo; cat /proc/1/comm")
+	cmdline, comm, _ := strings.Cut(out, "\n")
+	if code != 0 || strings.TrimRight(cmdline, "\x00") != "jail-init" || comm != "jail-init\n" {
+		t.Errorf("init's command line and name %q (exit %d, %s), want jail-init's", out, code, errOut)
 	}
 }
