@@ -162,6 +162,12 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, cmd fallbackCom
 
 // restrictAndStartFallback runs on the locked thread: each restriction, then the command.
 func restrictAndStartFallback(spec *profiles.Spec, plan *fallbackPlan, bpf []byte, cmd fallbackCommand, w io.Writer, obs *observer) (*process, error) {
+	if batched() {
+		logf(spec, "fallback: %s", stepSchedOther)
+		if err := restoreSchedOther(spec); err != nil {
+			return nil, newError(stepSchedOther, "", err)
+		}
+	}
 	if holdsCapabilities() {
 		logf(spec, "fallback: drop capabilities")
 		if err := dropCapabilities(spec); err != nil {

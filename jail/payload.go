@@ -43,13 +43,17 @@ func startPayload(cfg *initConfig, stdio Stdio, ctty bool) (pid int, err error) 
 // restrictAndStart runs on the locked thread: each restriction, then the command.
 func restrictAndStart(cfg *initConfig, path string, stdio Stdio, ctty bool) (int, error) {
 	spec := cfg.Spec
-	err := runInitSteps(spec, []initStep{
+	var steps []initStep
+	if cfg.SchedOther {
+		steps = append(steps, initStep{stepSchedOther, restoreSchedOther}) // batch.go
+	}
+	err := runInitSteps(spec, append(steps, []initStep{
 		{"drop capabilities", dropCapabilities},
 		{"set no_new_privs", setNoNewPrivs},
 		{"apply landlock", func(spec *profiles.Spec) error { return applyLandlock(spec, cfg.Observe) }},
 		{"watch for --explain", startExplainer}, // explain.go; before the main filter
 		{"install seccomp filter", func(spec *profiles.Spec) error { return installSeccomp(spec, cfg.BPF) }},
-	})
+	}...))
 	if err != nil {
 		return 0, err
 	}

@@ -43,6 +43,9 @@ type initConfig struct {
 	// only it sees (Landlock applied, the command started and how it ended, initmsg.go). A plain
 	// run does not need them, and encoding and decoding them cost every run 0.3 ms.
 	Observe bool
+	// SchedOther says jail's threads run as SCHED_BATCH (batch.c) and the command gets
+	// SCHED_OTHER back, as jail's caller had it.
+	SchedOther bool
 }
 
 // Stdio are the descriptors the command gets as 0, 1 and 2 (nil: /dev/null).
@@ -219,7 +222,7 @@ func closeOpened(given, opened Stdio) {
 // waits for that before it starts the command (hostCatchesSignals). A signal that came earlier
 // ended jail (its default action) and init with it (Pdeathsig), before any command ran.
 func (sb *sandbox) sendPlan(bpf []byte) {
-	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows}
+	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: batched()}
 	plan := marshalWire(&cfg)
 	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(plan)), uint32(len(plan)))
 	if _, err := sb.plan.Write(append(msg, plan...)); err != nil {

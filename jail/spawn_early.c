@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "spawn.h"
 
 extern const int jail_early_opt_in __attribute__((weak));
@@ -108,7 +109,10 @@ static void become_init(struct jail_spawn *s, int argc, char **argv) {
 
 __attribute__((constructor)) static void start_early(int argc, char **argv) {
 	int net;
-	if (&jail_early_opt_in == NULL || !runs_command(argc, argv, &net) || !std_fds_open())
+	if (&jail_early_opt_in == NULL || !runs_command(argc, argv, &net))
+		return;
+	jail_batch_own_threads(); // batch.c; init inherits it
+	if (!std_fds_open())
 		return;
 	enum { cfg, rep, err, go, npipes };
 	int p[npipes][2];

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -198,6 +199,46 @@ func TestOpenFileLimitIsTheCallers(t *testing.T) {
 		"--", "sh", "-c", "ulimit -Sn")
 	if code != 0 || strings.TrimSpace(out) != "512" {
 		t.Fatalf("soft RLIMIT_NOFILE inside: %q (exit %d, %s), want the caller's 512", out, code, errOut)
+	}
+}
+
+// TestSchedulingPolicyIsTheCallers: jail runs its own threads as SCHED_BATCH when it is started
+// with SCHED_OTHER (checked on a running jail), and gives the command SCHED_OTHER back, in the
+// sandbox and in the fallback; a caller's other policy (batch, idle) is left alone and reaches
+// the command.
+func TestSchedulingPolicyIsTheCallers(t *testing.T) {
+	policy := []string{"--", "sh", "-c", "sed -n 's/^policy *: *//p' /proc/self/sched"}
+	for _, c := range []struct {
+		wrap []string
+		args []string
+		want string
+	}{
+		{nil, nil, "0"},
+		{[]string{"chrt", "--batch", "0"}, nil, "3"},
+		{[]string{"chrt", "--idle", "0"}, nil, "5"},
+		{nil, []string{"-p", "minimal", "--fallback", "landlock", "--allow-weaker", "--ro", "/"}, "0"},
+	} {
+		out, errOut, code := runJailWith(t, runOpts{dir: t.TempDir(), wrap: c.wrap}, append(c.args, policy...)...)
+		if code != 0 || strings.TrimSpace(out) != c.want {
+			t.Errorf("%q jail %q: the command's policy %q (exit %d, %s), want %s", c.wrap, c.args, out, code, errOut, c.want)
+		}
+	}
+
+	cmd := exec.Command(jailBin, "--", "sleep", "5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	waitForProcess(t, "sleep\x005") // jail's runtime has started its threads by then
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/sched", cmd.Process.Pid))
+	if len(tasks) < 2 {
+		t.Fatalf("jail's threads: %q", tasks)
+	}
+	for _, task := range tasks {
+		b, _ := os.ReadFile(task)
+		if m := regexp.MustCompile(`(?m)^policy\s*:\s*(\d+)`).FindSubmatch(b); m == nil || string(m[1]) != "3" {
+			t.Errorf("%s: policy %q, want SCHED_BATCH (3)", task, b)
+		}
 	}
 }
 

@@ -1,0 +1,7 @@
+// jail_batch is set when jail switched its own threads from SCHED_OTHER to SCHED_BATCH
+// (batch.c); the command gets SCHED_OTHER back.
+extern int jail_batch;
+
+// jail_batch_own_threads switches the calling thread, before Go's runtime starts, from
+// SCHED_OTHER to SCHED_BATCH; it sets jail_batch when it did.
+void jail_batch_own_threads(void);
