@@ -42,7 +42,7 @@ func runInit() (status int) {
 	}
 	pre, err := prepare(ns) // prelude.go
 	if err != nil {
-		return sendReport(err.(*Error))
+		return sendReport(newError("sandbox init", "", err))
 	}
 	cfg, err := readConfig(host)
 	if err != nil {

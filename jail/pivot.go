@@ -97,7 +97,8 @@ func (r *roots) enter() error {
 	})
 }
 
-// step is one fixed syscall of entering or leaving the scratch root.
+// step is one fixed step of setup that needs no plan: a syscall of entering or leaving the
+// scratch root, or one of init's prelude (prelude.go).
 type step struct {
 	what string
 	do   func() error

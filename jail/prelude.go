@@ -45,10 +45,7 @@ func prepare(ns uintptr) (*prelude, error) {
 		return nil, &Error{Op: "sandbox init", Detail: "started without a mount namespace", Exit: ExitSetup}
 	}
 	p := &prelude{flags: ns, nsDir: -1}
-	steps := []struct {
-		name string
-		run  func() error
-	}{
+	steps := []step{
 		{"make init non-dumpable", func() error { return setNonDumpable(nil) }},
 		{"open /proc/self/ns", func() (err error) { // before the host's /proc is left behind
 			p.nsDir, err = unix.Open("/proc/self/ns", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -57,16 +54,13 @@ func prepare(ns uintptr) (*prelude, error) {
 		{"enter a scratch root", func() (err error) { p.roots, err = openRoots(); return err }},
 	}
 	if ns&unix.CLONE_NEWNET != 0 {
-		steps = append(steps, struct {
-			name string
-			run  func() error
-		}{"bring up loopback", bringUpLoopback})
+		steps = append(steps, step{"bring up loopback", bringUpLoopback})
 	}
 	for _, s := range steps {
-		if err := s.run(); err != nil {
-			return nil, newError(s.name, "", err)
+		if err := s.do(); err != nil {
+			return nil, newError(s.what, "", err)
 		}
-		p.done = append(p.done, s.name)
+		p.done = append(p.done, s.what)
 	}
 	return p, nil
 }
