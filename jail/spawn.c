@@ -7,7 +7,8 @@
 //
 // The child runs on its own stack but in jail's memory and with the suspended thread's TLS, as
 // posix_spawn's child does: it touches only *s and its stack, and calls only async-signal-safe
-// functions. spawn_early.c runs the same child from a plain clone.
+// functions. spawn_early.c runs the same setup (jail_spawn_setup) in a fork that then becomes
+// init without an execve.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
