@@ -5,7 +5,7 @@
 // SCHED_BATCH thread does not preempt on waking. The switch needs no privilege and happens only
 // from SCHED_OTHER, before Go's runtime starts, so every thread of jail and of the init it forks
 // inherits it; the command gets SCHED_OTHER back (restoreSchedOther). spawn_early.c's
-// constructor calls it for `jail [OPTIONS] -- COMMAND`, before it forks init.
+// constructor calls it for `jail [OPTIONS] -- COMMAND`, in jail and in the init it forked.
 #define _GNU_SOURCE
 #include <sched.h>
 

@@ -107,11 +107,9 @@ static void become_init(struct jail_spawn *s, int argc, char **argv) {
 	jail_is_early_init = 1;
 }
 
-__attribute__((constructor)) static void start_early(int argc, char **argv) {
-	int net;
-	if (&jail_early_opt_in == NULL || !runs_command(argc, argv, &net))
-		return;
-	jail_batch_own_threads(); // batch.c; init inherits it
+// fork_init forks init, in the namespaces net says, and returns in jail and in init (then
+// jail_is_early_init is set). When it cannot, it returns in jail alone, having started nothing.
+static void fork_init(int argc, char **argv, int net) {
 	if (!std_fds_open())
 		return;
 	enum { cfg, rep, err, go, npipes };
@@ -152,4 +150,15 @@ __attribute__((constructor)) static void start_early(int argc, char **argv) {
 		return;
 	}
 	jail_early = (struct jail_early){.pid = pid, .plan_fd = p[cfg][1], .msg_fd = p[rep][0], .err_fd = p[err][0], .net = net};
+}
+
+__attribute__((constructor)) static void start_early(int argc, char **argv) {
+	int net;
+	if (&jail_early_opt_in == NULL || !runs_command(argc, argv, &net))
+		return;
+	fork_init(argc, argv, net);
+	// Both switch to SCHED_BATCH (batch.c) only now: the child, still SCHED_OTHER when it is
+	// first woken, may preempt what runs on the CPU it lands on (the kernel workers tearing down
+	// an earlier sandbox's namespaces, say) rather than wait for it.
+	jail_batch_own_threads();
 }
