@@ -89,3 +89,17 @@ func TestEarlyInitShowsNoneOfJailsCommandLine(t *testing.T) {
 		t.Errorf("init's command line and name %q (exit %d, %s), want jail-init's", out, code, errOut)
 	}
 }
+
+// TestEarlyInitIsOutOfReach: the forked init's memory and environment (its copy of jail's, with
+// whatever jail's caller had in it) stay unreadable to the command, and it cannot be killed from
+// inside. Two things refuse the reads, each alone: init is non-dumpable, and it holds
+// capabilities the command does not (the kernel lets no process read one that has more); the
+// kill is refused because init is the pid namespace's init.
+func TestEarlyInitIsOutOfReach(t *testing.T) {
+	out, errOut, code := runJailWith(t, runOpts{dir: t.TempDir(), env: []string{"JAIL_TEST_SECRET=hunter2"}}, "--", "sh", "-c",
+		`for f in environ maps mem; do head -c 64 /proc/1/$f >/dev/null 2>&1 && echo "$f readable"; done
+		kill -KILL 1 2>/dev/null; sleep 0.1; echo alive`)
+	if code != 0 || out != "alive\n" {
+		t.Errorf("inside: %q (exit %d, %s), want init's memory and environment unreadable and the sandbox alive after kill -KILL 1", out, code, errOut)
+	}
+}
