@@ -7,6 +7,7 @@
 // inherits it; the command gets SCHED_OTHER back (restoreSchedOther). spawn_early.c's
 // constructor calls it for `jail [OPTIONS] -- COMMAND`, in jail and in the init it forked.
 #define _GNU_SOURCE
+#include <errno.h>
 #include <sched.h>
 
 #include "batch.h"
@@ -17,4 +18,9 @@ void jail_batch_own_threads(void) {
 	struct sched_param none = {0};
 	if (sched_getscheduler(0) == SCHED_OTHER && sched_setscheduler(0, SCHED_BATCH, &none) == 0)
 		jail_batch = 1;
+}
+
+int jail_unbatch_thread(void) {
+	struct sched_param none = {0};
+	return sched_setscheduler(0, SCHED_OTHER, &none) == 0 ? 0 : -errno;
 }

@@ -7,8 +7,7 @@ import "C"
 
 import (
 	"os"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 
 	"github.com/jail-sandbox/jail/profiles"
 )
@@ -24,13 +23,8 @@ func batched() bool {
 // restoreSchedOther gives the calling thread SCHED_OTHER back, keeping its nice value, so that
 // the command it starts is scheduled as jail's caller was.
 func restoreSchedOther(*profiles.Spec) error {
-	attr, err := unix.SchedGetAttr(0, 0)
-	if err != nil {
-		return &os.SyscallError{Syscall: "sched_getattr", Err: err}
-	}
-	attr.Policy = unix.SCHED_NORMAL
-	if err := unix.SchedSetAttr(0, attr, 0); err != nil {
-		return &os.SyscallError{Syscall: "sched_setattr", Err: err}
+	if e := C.jail_unbatch_thread(); e < 0 {
+		return &os.SyscallError{Syscall: "sched_setscheduler", Err: syscall.Errno(-e)}
 	}
 	return nil
 }

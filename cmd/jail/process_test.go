@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -203,20 +204,27 @@ func TestOpenFileLimitIsTheCallers(t *testing.T) {
 }
 
 // TestSchedulingPolicyIsTheCallers: jail runs its own threads as SCHED_BATCH when it is started
-// with SCHED_OTHER (checked on a running jail), and gives the command SCHED_OTHER back, in the
-// sandbox and in the fallback; a caller's other policy (batch, idle) is left alone and reaches
-// the command.
+// with SCHED_OTHER (checked on a running jail), and gives the command SCHED_OTHER back, with the
+// caller's nice value, in the sandbox and in the fallback; a caller's other policy (batch, idle)
+// is left alone and reaches the command.
 func TestSchedulingPolicyIsTheCallers(t *testing.T) {
-	policy := []string{"--", "sh", "-c", "sed -n 's/^policy *: *//p' /proc/self/sched"}
+	policy := []string{"--", "sh", "-c", `echo $(sed -n 's/^policy *: *//p' /proc/self/sched) $(cut -d' ' -f19 /proc/self/stat)`}
+	stat, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nice, _ := strconv.Atoi(strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))[16]) // this test's, field 19
+	niced := min(nice+5, 19)
 	for _, c := range []struct {
 		wrap []string
 		args []string
-		want string
+		want string // policy, nice
 	}{
-		{nil, nil, "0"},
-		{[]string{"chrt", "--batch", "0"}, nil, "3"},
-		{[]string{"chrt", "--idle", "0"}, nil, "5"},
-		{nil, []string{"-p", "minimal", "--fallback", "landlock", "--allow-weaker", "--ro", "/"}, "0"},
+		{nil, nil, fmt.Sprint("0 ", nice)},
+		{[]string{"nice", "-n", "5"}, nil, fmt.Sprint("0 ", niced)},
+		{[]string{"chrt", "--batch", "0"}, nil, fmt.Sprint("3 ", nice)},
+		{[]string{"chrt", "--idle", "0"}, nil, fmt.Sprint("5 ", nice)},
+		{nil, []string{"-p", "minimal", "--fallback", "landlock", "--allow-weaker", "--ro", "/"}, fmt.Sprint("0 ", nice)},
 	} {
 		out, errOut, code := runJailWith(t, runOpts{dir: t.TempDir(), wrap: c.wrap}, append(c.args, policy...)...)
 		if code != 0 || strings.TrimSpace(out) != c.want {
