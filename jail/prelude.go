@@ -77,11 +77,15 @@ func (p *prelude) namespaces(observed bool) nsInodes {
 	return ns
 }
 
-// fits reports whether spec asks for the namespaces the prelude prepared, and logs its steps.
+// fits reports whether spec asks for the namespaces the prelude prepared.
 func (p *prelude) fits(spec *profiles.Spec) bool {
+	ns, _ := namespaces(spec.Namespaces)
+	return ns == p.flags
+}
+
+// log logs the prelude's steps, once the plan says whether to.
+func (p *prelude) log(spec *profiles.Spec) {
 	for _, s := range p.done {
 		logf(spec, "init: %s (before the plan arrived)", s)
 	}
-	ns, _ := namespaces(spec.Namespaces)
-	return ns == p.flags
 }

@@ -1,4 +1,5 @@
 #include <signal.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 // jail_spawn's request: execve(path, argv, envp) in a child created with clone flags flags,
@@ -58,12 +59,12 @@ extern const char *const jail_init_arg0;
 void jail_init_spawn(struct jail_spawn *s, int flags, const int fds[5], int executes);
 
 // jail_early is the init spawn_early.c started before Go's runtime (pid -1: none): plan_fd and
-// msg_fd are jail's ends of its configFd and reportFd pipes, err_fd as jail_spawn's err_fd, net
-// whether it has a network namespace.
+// msg_fd are jail's ends of its configFd and reportFd pipes, err_fd as jail_spawn's err_fd, ns
+// the clone flags of its namespaces (as it was sent them: prelude.go).
 struct jail_early {
 	pid_t pid;
 	int plan_fd, msg_fd, err_fd;
-	int net;
+	uint32_t ns;
 };
 extern struct jail_early jail_early;
 

@@ -149,7 +149,7 @@ static void fork_init(int argc, char **argv, int net) {
 		close(p[err][0]);
 		return;
 	}
-	jail_early = (struct jail_early){.pid = pid, .plan_fd = p[cfg][1], .msg_fd = p[rep][0], .err_fd = p[err][0], .net = net};
+	jail_early = (struct jail_early){.pid = pid, .plan_fd = p[cfg][1], .msg_fd = p[rep][0], .err_fd = p[err][0], .ns = ns};
 }
 
 __attribute__((constructor)) static void start_early(int argc, char **argv) {

@@ -38,13 +38,10 @@ func takeEarlyInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) *
 		return nil
 	}
 	sb := newSandbox(proc, plan, messages, stdio, signals)
-	mode := "" // the network spawn_early.c guessed
-	if early.net == 0 {
-		mode = "host"
-	}
+	flags, _ := namespaces(ns)
 	var errno [4]byte
 	failed, _ := io.ReadFull(errs, errno[:]) // 0: EOF, init is on its way (become_init)
-	if failed > 0 || profiles.NamespacesFor(mode) != ns || stdio != (Stdio{os.Stdin, os.Stdout, os.Stderr}) {
+	if failed > 0 || flags != uintptr(early.ns) || stdio != (Stdio{os.Stdin, os.Stdout, os.Stderr}) {
 		sb.discard()
 		return nil
 	}
