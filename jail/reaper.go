@@ -16,49 +16,59 @@ type reaper struct {
 	tty     *ptyRelay // the command's pseudo-terminal, resized on SIGWINCH; nil without one
 }
 
-// newReaper starts catching the forwarded signals, in the background: wait for r.signals before
-// the command starts. As pid 1, init gets a signal from outside its namespace only when it has a
-// handler for it.
+// newReaper starts catching the forwarded signals and SIGCHLD, in the background: wait for
+// r.signals before the command starts. As pid 1, init gets a signal from outside its namespace
+// only when it has a handler for it.
 func newReaper() *reaper {
-	return &reaper{signals: subscribe()}
+	return &reaper{signals: subscribeReaper()}
 }
 
 // wait forwards signals to the command until it exits, then kills every other process in the
-// sandbox, reaps them all, and returns the command's wait status.
+// sandbox, reaps them all, and returns the command's wait status. Children are reaped as
+// SIGCHLD says they end, never in a blocking wait4 while the command runs: a goroutine blocked
+// in a syscall keeps the runtime's monitor thread awake (process.awaitExit).
 func (r *reaper) wait(command int) syscall.WaitStatus {
-	exited := make(chan syscall.WaitStatus, 1)
-	reaped := make(chan struct{})
-	go reapAll(command, exited, reaped)
 	for {
+		if status, exited := reapEnded(command); exited {
+			r.signals.stop()
+			killRest(command)
+			reapAll()
+			return status
+		}
 		select {
+		case <-r.signals.ended:
 		case sig := <-r.signals.C:
 			if sig == syscall.SIGWINCH && r.tty != nil {
 				r.tty.resize() // the kernel signals the terminal's foreground process group
 				continue
 			}
-			unix.Kill(command, sig.(syscall.Signal)) // ESRCH: it just exited, exited is next
-		case status := <-exited:
-			r.signals.stop()
-			killRest(command)
-			<-reaped
-			return status
+			// Not reaped yet, so the pid is still the command's, even if it just exited.
+			unix.Kill(command, sig.(syscall.Signal))
 		}
 	}
 }
 
-// reapAll waits for every child until none is left, reporting the command's status on exited
-// once it ends. Orphans in the sandbox are reparented to init, so they are children too.
-func reapAll(command int, exited chan<- syscall.WaitStatus, reaped chan<- struct{}) {
-	defer close(reaped)
+// reapEnded reaps every child that has ended, without waiting, and returns the command's status
+// if it was one of them. Orphans in the sandbox are reparented to init, so they are children too.
+func reapEnded(command int) (status syscall.WaitStatus, exited bool) {
 	for {
 		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
 		switch {
 		case errors.Is(err, unix.EINTR):
-		case err != nil: // ECHILD: all gone
-			return
+		case err != nil || pid == 0: // ECHILD, or none has ended
+			return status, exited
 		case pid == command:
-			exited <- syscall.WaitStatus(ws)
+			status, exited = syscall.WaitStatus(ws), true
+		}
+	}
+}
+
+// reapAll waits for every child until none is left.
+func reapAll() {
+	for {
+		if _, err := unix.Wait4(-1, nil, 0, nil); err != nil && !errors.Is(err, unix.EINTR) {
+			return // ECHILD: all gone
 		}
 	}
 }

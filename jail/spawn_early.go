@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jail-sandbox/jail/profiles"
 )
 
@@ -30,6 +32,9 @@ func takeEarlyInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) *
 	errs := os.NewFile(uintptr(early.err_fd), "spawn errors")
 	defer errs.Close()
 	plan := os.NewFile(uintptr(early.plan_fd), "plan")
+	// Read in Go's poller, not in a blocking read(2) that holds a P all run (awaitExit says
+	// why); os.Pipe's ends, on the other paths, are non-blocking already.
+	unix.SetNonblock(int(early.msg_fd), true)
 	messages := os.NewFile(uintptr(early.msg_fd), "messages")
 	proc, err := newProcess(int(early.pid))
 	if err != nil {

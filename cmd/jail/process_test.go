@@ -292,3 +292,13 @@ func TestOrphansDieWithTheCommand(t *testing.T) {
 		t.Fatalf("the command's background process %d outlived the run", pid)
 	}
 }
+
+// TestInitReapsOrphansAsTheyEnd: init, pid 1, reaps an orphan that ends while the command still
+// runs, rather than leaving it a zombie (which counts against the process limit) until the end.
+func TestInitReapsOrphansAsTheyEnd(t *testing.T) {
+	script := `for i in 1 2 3 4 5; do (true &); done; sleep 0.3; grep -l '^State:.*Z' /proc/[0-9]*/status; echo done`
+	out, errOut, code := runJail(t, "--", "sh", "-c", script)
+	if code != 0 || strings.TrimSpace(out) != "done" {
+		t.Fatalf("zombies left while the command ran (exit %d): %q %s", code, out, errOut)
+	}
+}
