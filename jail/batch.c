@@ -1,7 +1,7 @@
 // jail's own threads run as SCHED_BATCH. Under the default scheduler a woken thread preempts the
 // one running; jail's two Go processes start side by side with several threads each, and on a
-// machine with few CPUs their wakeups (the runtime's sysmon wakes every 20 us at first) kept
-// preempting whichever thread the sandbox was waiting for, and the command once it ran. A
+// machine with few CPUs their wakeups (the runtime's sysmon wakes every 20 us or so while a
+// goroutine blocks in a syscall) kept preempting whichever thread the sandbox was waiting for. A
 // SCHED_BATCH thread does not preempt on waking. The switch needs no privilege and happens only
 // from SCHED_OTHER, before Go's runtime starts, so every thread of jail and of the init it forks
 // inherits it; the command gets SCHED_OTHER back (restoreSchedOther). spawn_early.c's
