@@ -1,7 +1,6 @@
 package jail
 
 import (
-	"runtime"
 	"strings"
 
 	"github.com/jail-sandbox/jail/profiles"
@@ -25,16 +24,16 @@ type Early struct {
 // decides nothing init needs to start but its namespaces, which Prestart takes to be ns. Run
 // adopts the init when the Spec asks for exactly these namespaces and stdio is the same;
 // otherwise it kills it, unseen (it waits for a plan, runs nothing and prints nothing), and
-// starts one that fits. Call Prestart from the goroutine that then calls Run or Discard: init
-// dies with this thread, which stays locked until then.
+// starts one that fits. Call Prestart from the goroutine that then calls Run or Discard: an init
+// Prestart starts itself dies with this goroutine's thread, which stays locked until then
+// (launchPinned).
 func Prestart(ns profiles.Namespaces, stdio Stdio) *Early {
-	runtime.LockOSThread()
 	e := &Early{ns: ns, stdio: stdio, signals: subscribe()}
 	if e.sb = takeEarlyInit(ns, stdio, e.signals); e.sb != nil {
 		e.beforeRuntime = true
 		return e
 	}
-	e.sb, e.err = launchInit(ns, stdio, e.signals)
+	e.sb, e.err = launchPinned(ns, stdio, e.signals)
 	return e
 }
 
@@ -46,7 +45,6 @@ func (e *Early) Discard() {
 	e.done = true
 	e.sb.discard()
 	e.signals.stop()
-	runtime.UnlockOSThread()
 }
 
 // adopt returns e's init (or the error it could not start with) when it fits spec and stdio, and
@@ -57,7 +55,6 @@ func (e *Early) adopt(spec *profiles.Spec, stdio Stdio) (sb *sandbox, signals *s
 		return nil, subscribe(), nil
 	}
 	e.done = true
-	defer runtime.UnlockOSThread() // the caller holds the thread itself from here on
 	if spec.Namespaces != e.ns || stdio != e.stdio {
 		logf(spec, "host: the plan does not fit the init started early: starting another")
 		e.sb.discard()

@@ -86,10 +86,6 @@ func runObserved(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) 
 // runSandbox runs the command in namespaces: starts init (or adopts early's), sends it the plan,
 // waits.
 func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) (int, error) {
-	// Pdeathsig fires when the thread that started init exits: keep this one until init is gone.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-
 	// Signals are caught from here on (or since Prestart), in the background while init starts;
 	// sendPlan waits for them before it lets init start the command.
 	sb, signals, err := early.adopt(spec, stdio)
@@ -107,11 +103,12 @@ func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) (
 	if sb == nil {
 		_, names := namespaces(spec.Namespaces)
 		logf(spec, "host: starting init (namespaces %s)", strings.Join(names, ","))
-		if sb, err = launchInit(spec.Namespaces, stdio, signals); err != nil {
+		if sb, err = launchPinned(spec.Namespaces, stdio, signals); err != nil {
 			signals.stop()
 			return ExitSetup, err
 		}
 	}
+	defer sb.unpin()
 	sb.begin(spec, obs)
 	// Compiling the filter takes a millisecond or two: do it while init's runtime starts up.
 	bpf, err := compileSeccomp(spec)
@@ -138,6 +135,34 @@ type sandbox struct {
 	timer    *time.Timer
 	timedOut atomic.Bool
 	obs      *observer // what --report and --json-status-fd need to know
+	pinned   bool      // init dies with this goroutine's thread, locked until init is gone (launchPinned)
+}
+
+// launchPinned is launchInit from a goroutine that stays on its thread until init is gone.
+//
+// init dies with the thread that started it (Pdeathsig). spawn_early.c starts it from the main
+// thread before Go's runtime exists, and Go never ends that thread; launchInit starts it from
+// the calling goroutine's thread, which must then outlive it: Go ends a thread whose goroutine
+// exits while locked to it. Only this case locks: a locked goroutine hands its thread back and
+// forth each time it blocks, and the runtime starts other threads to run the rest meanwhile.
+func launchPinned(ns profiles.Namespaces, stdio Stdio, signals *subscription) (*sandbox, error) {
+	runtime.LockOSThread()
+	sb, err := launchInit(ns, stdio, signals)
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	sb.pinned = true
+	return sb, nil
+}
+
+// unpin lets the goroutine that started sb's init off its thread, once init is gone. Nil-safe
+// and idempotent.
+func (sb *sandbox) unpin() {
+	if sb != nil && sb.pinned {
+		sb.pinned = false
+		runtime.UnlockOSThread()
+	}
 }
 
 // launchInit starts init in the namespaces ns, where it waits for its plan (sendPlan). It needs
@@ -205,6 +230,7 @@ func (sb *sandbox) discard() {
 	sb.plan.Close()
 	sb.proc.wait()
 	sb.messages.Close()
+	sb.unpin()
 }
 
 // closeOpened closes the streams of opened that given did not hold: the /dev/null openNullStdio

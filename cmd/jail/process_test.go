@@ -61,25 +61,30 @@ func TestTimeoutKillsTheSandbox(t *testing.T) {
 }
 
 // TestKilledJailTakesTheSandboxWithIt kills jail with SIGKILL — no chance to clean up — and
-// checks that the sandboxed process is gone too.
+// checks that the sandboxed process is gone too: with "--", whose init spawn_early.c forks
+// before Go's runtime starts, and without, whose init a goroutine starts (launchPinned).
 func TestKilledJailTakesTheSandboxWithIt(t *testing.T) {
-	marker := fmt.Sprintf("%d.%d", 1000+os.Getpid()%1000, time.Now().UnixNano()%1000000)
-	cmd := exec.Command(jailBin, "--", "sleep", marker)
-	cmd.Dir = t.TempDir()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for _, dashes := range [][]string{{"--"}, nil} {
+		t.Run(fmt.Sprintf("args %q", dashes), func(t *testing.T) {
+			marker := fmt.Sprintf("%d.%d", 1000+os.Getpid()%1000, time.Now().UnixNano()%1000000)
+			cmd := exec.Command(jailBin, append(dashes, "sleep", marker)...)
+			cmd.Dir = t.TempDir()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pid := waitForProcess(t, "sleep\x00"+marker)
+			cmd.Process.Kill()
+			cmd.Wait()
+			for i := 0; i < 100; i++ {
+				if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("sandboxed process %d survived jail's SIGKILL", pid)
+		})
 	}
-	pid := waitForProcess(t, "sleep\x00"+marker)
-	cmd.Process.Kill()
-	cmd.Wait()
-	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	syscall.Kill(pid, syscall.SIGKILL)
-	t.Fatalf("sandboxed process %d survived jail's SIGKILL", pid)
 }
 
 // waitForProcess finds the host pid of the process whose command line starts with cmdline.
