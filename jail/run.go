@@ -142,9 +142,10 @@ type sandbox struct {
 //
 // init dies with the thread that started it (Pdeathsig). spawn_early.c starts it from the main
 // thread before Go's runtime exists, and Go never ends that thread; launchInit starts it from
-// the calling goroutine's thread, which must then outlive it: Go ends a thread whose goroutine
-// exits while locked to it. Only this case locks: a locked goroutine hands its thread back and
-// forth each time it blocks, and the runtime starts other threads to run the rest meanwhile.
+// the calling goroutine's thread, which must then outlive it. Go ends a thread when a goroutine
+// locked to it exits; holding the lock keeps every other goroutine off this one. Only this case
+// locks: a locked goroutine hands its thread back and forth each time it blocks, and the
+// runtime starts other threads to run the rest meanwhile.
 func launchPinned(ns profiles.Namespaces, stdio Stdio, signals *subscription) (*sandbox, error) {
 	runtime.LockOSThread()
 	sb, err := launchInit(ns, stdio, signals)
