@@ -1,6 +1,9 @@
 package profiles
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // Merge returns base with over applied: over's set scalars win, lists append over's entries
 // not already present (first occurrence keeps its place). Neither input is modified. The
@@ -58,10 +61,7 @@ func (p *Profile) clone() *Profile {
 	for key, ports := range out.portLists() {
 		*ports = slices.Clone(*p.portLists()[key])
 	}
-	out.origins = origins{}
-	for k, o := range p.origins {
-		out.origins[k] = o
-	}
+	out.origins = maps.Clone(p.origins)
 	return &out
 }
 
