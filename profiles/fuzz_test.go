@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzParse feeds arbitrary documents to Parse. Whatever parses must survive Expand and
-// Resolve without a panic, and Format must reach a fixed point: its output parses back and
+// Resolve without a panic, also merged over and under the default profile, and Format must reach a fixed point: its output parses back and
 // formats to the same text. Seeds: testdata/fuzz/FuzzParse, the fixtures, the built-ins.
 func FuzzParse(f *testing.F) {
 	fixtures, _ := filepath.Glob("testdata/profiles/*.toml")
@@ -28,6 +28,10 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	host := Host{Home: "/root", Cwd: "/tmp", TmpDir: "/tmp", Environ: []string{"PATH=/usr/bin", "LC_ALL=C"}}
+	base, err := Load(DefaultProfile, host)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse("fuzz.toml", data)
 		if err != nil {
@@ -50,5 +54,8 @@ func FuzzParse(f *testing.F) {
 		}
 		p.Extends = nil // Load's job; Resolve must not read other files
 		_, _ = Resolve(p, host, []string{"true"})
+		// As a command line's overlay, and under one: Merge takes any profile either side.
+		_, _ = Resolve(Merge(base, p), host, []string{"true"})
+		_, _ = Resolve(Merge(p, base), host, []string{"true"})
 	})
 }
