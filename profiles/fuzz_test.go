@@ -28,7 +28,9 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	host := Host{Home: "/root", Cwd: "/tmp", TmpDir: "/tmp", Environ: []string{"PATH=/usr/bin", "LC_ALL=C"}}
-	base, err := Load(DefaultProfile, host)
+	home := host
+	home.Home = f.TempDir() // no profiles of this machine's user, whoever runs the test
+	base, err := Load(DefaultProfile, home)
 	if err != nil {
 		f.Fatal(err)
 	}
