@@ -9,8 +9,9 @@ import (
 )
 
 // FuzzParse feeds arbitrary documents to Parse. Whatever parses must survive Expand and
-// Resolve without a panic, also merged over and under the default profile, and Format must reach a fixed point: its output parses back and
-// formats to the same text. Seeds: testdata/fuzz/FuzzParse, the fixtures, the built-ins.
+// Resolve without a panic, also merged over and under the default profile, and Format must
+// reach a fixed point: its output parses back and formats to the same text. Seeds:
+// testdata/fuzz/FuzzParse, the fixtures, the built-ins.
 func FuzzParse(f *testing.F) {
 	fixtures, _ := filepath.Glob("testdata/profiles/*.toml")
 	for _, file := range fixtures {

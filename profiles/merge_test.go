@@ -62,13 +62,11 @@ func sample(t *testing.T, typ reflect.Type) reflect.Value {
 	case reflect.Slice:
 		v.Set(reflect.MakeSlice(typ, 1, 1))
 		v.Index(0).Set(sample(t, typ.Elem()))
-	case reflect.Uint16:
+	case reflect.Uint16, reflect.Uint64:
 		v.SetUint(1)
 	case reflect.Pointer:
 		v.Set(reflect.New(typ.Elem()))
 		v.Elem().Set(sample(t, typ.Elem()))
-	case reflect.Uint64:
-		v.SetUint(1)
 	case reflect.Bool:
 		v.SetBool(true)
 	default:
