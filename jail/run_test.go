@@ -594,10 +594,11 @@ func TestInitRefusesPlanForOtherNamespaces(t *testing.T) {
 	started := spec.Namespaces
 	started.Net = false
 	signals := subscribe()
-	sb, err := launchInit(started, Stdio{}, signals)
+	sb, err := launchPinned(started, Stdio{}, signals) // as runSandbox: init dies with this thread
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer sb.unpin()
 	sb.begin(spec, &observer{spec: spec})
 	sb.sendPlan(nil)
 	status, err := sb.wait()
