@@ -48,6 +48,7 @@ func runInit() (status int) {
 	if err != nil {
 		return sendReport(newError("read sandbox plan", "", err))
 	}
+	started = cfg.Started
 	pre.log(cfg.Spec)
 	if !pre.fits(cfg.Spec) {
 		return sendReport(&Error{Op: "read sandbox plan", Detail: "the plan's namespaces are not init's", Exit: ExitSetup})

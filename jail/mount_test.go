@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -32,6 +33,9 @@ const (
 	envMountStage    = "JAIL_MOUNT_TEST_STAGE"
 	envMountScenario = "JAIL_MOUNT_TEST_SCENARIO"
 )
+
+// lineTime is the time that ends each verbose line (verbose.go).
+var lineTime = regexp.MustCompile(` \(\+\d+\.\d\d ms\)$`)
 
 func init() {
 	switch os.Getenv(envMountStage) {
@@ -266,7 +270,11 @@ func TestSetupRoot(t *testing.T) {
 		for _, m := range sc.Spec.Mounts {
 			want = append(want, fmt.Sprintf("jail: %s %s", m.Kind, object(m)))
 		}
-		if got := strings.Split(strings.TrimSpace(run.stderr), "\n"); !slices.Equal(got, want) {
+		got := strings.Split(strings.TrimSpace(run.stderr), "\n")
+		for i, line := range got {
+			got[i] = lineTime.ReplaceAllString(line, "")
+		}
+		if !slices.Equal(got, want) {
 			t.Errorf("stderr:\n%s\nwant:\n%s", run.stderr, strings.Join(want, "\n"))
 		}
 	})

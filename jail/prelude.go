@@ -17,10 +17,16 @@ import (
 
 // prelude is the setup init did before its plan arrived.
 type prelude struct {
-	flags uintptr  // the clone flags of init's namespaces
-	nsDir int      // init's /proc/self/ns on the host's /proc, for the status record (status.go); -1: none
-	roots *roots   // the scratch root init entered, where the plan's root is built (pivot.go)
-	done  []string // the steps done, logged once the plan says whether to
+	flags uintptr    // the clone flags of init's namespaces
+	nsDir int        // init's /proc/self/ns on the host's /proc, for the status record (status.go); -1: none
+	roots *roots     // the scratch root init entered, where the plan's root is built (pivot.go)
+	done  []doneStep // the steps done, logged once the plan says whether to
+}
+
+// doneStep is a prelude step that ran, and when it began (monotonic).
+type doneStep struct {
+	what  string
+	began int64
 }
 
 // sendNamespaces sends init the clone flags of the namespaces it was started in, ahead of its
@@ -57,10 +63,11 @@ func prepare(ns uintptr) (*prelude, error) {
 		steps = append(steps, step{"bring up loopback", bringUpLoopback})
 	}
 	for _, s := range steps {
+		began := monotonic()
 		if err := s.do(); err != nil {
 			return nil, newError(s.what, "", err)
 		}
-		p.done = append(p.done, s.what)
+		p.done = append(p.done, doneStep{s.what, began})
 	}
 	return p, nil
 }
@@ -86,6 +93,6 @@ func (p *prelude) fits(spec *profiles.Spec) bool {
 // log logs the prelude's steps, once the plan says whether to.
 func (p *prelude) log(spec *profiles.Spec) {
 	for _, s := range p.done {
-		logf(spec, "init: %s (before the plan arrived)", s)
+		logAt(spec, s.began, "init: %s (before the plan arrived)", s.what)
 	}
 }

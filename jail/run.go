@@ -46,6 +46,8 @@ type initConfig struct {
 	// SchedOther says jail's threads run as SCHED_BATCH (batch.c) and the command gets
 	// SCHED_OTHER back, as jail's caller had it.
 	SchedOther bool
+	// Started is when jail started (CLOCK_MONOTONIC, ns): init's verbose lines count from it too.
+	Started int64
 }
 
 // Stdio are the descriptors the command gets as 0, 1 and 2 (nil: /dev/null).
@@ -249,7 +251,8 @@ func closeOpened(given, opened Stdio) {
 // waits for that before it starts the command (hostCatchesSignals). A signal that came earlier
 // ended jail (its default action) and init with it (Pdeathsig), before any command ran.
 func (sb *sandbox) sendPlan(bpf []byte) {
-	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: batched()}
+	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: batched(), Started: started}
+	logf(sb.spec, "host: send the plan")
 	plan := marshalWire(&cfg)
 	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(plan)), uint32(len(plan)))
 	if _, err := sb.plan.Write(append(msg, plan...)); err != nil {

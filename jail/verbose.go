@@ -1,17 +1,42 @@
 package jail
 
+/*
+#include "started.h"
+*/
+import "C"
+
 import (
 	"fmt"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jail-sandbox/jail/profiles"
 )
 
-// logf writes one "jail: " line to this process's stderr when the Spec asks for a verbose run.
-// In the sandbox that is the command's stderr, and jail's CLI gives the command its own, so the
-// host's and init's steps interleave in order on one stream.
+// started is when jail started (CLOCK_MONOTONIC, nanoseconds), which verbose lines count from:
+// noted before Go's runtime in the host, taken from the plan in init (initConfig.Started), so the
+// host's and init's lines share one clock and show which of the two a run waited for.
+var started = int64(C.jail_started_ns)
+
+// logf writes one "jail: " line to this process's stderr when the Spec asks for a verbose run,
+// ending in the time since jail started. In the sandbox that is the command's stderr, and jail's
+// CLI gives the command its own, so the host's and init's steps interleave in order on one
+// stream.
 func logf(spec *profiles.Spec, format string, args ...any) {
+	logAt(spec, monotonic(), format, args...)
+}
+
+// logAt is logf for a step that began at t (monotonic), logged later.
+func logAt(spec *profiles.Spec, t int64, format string, args ...any) {
 	if spec.Verbose {
-		fmt.Fprintf(os.Stderr, "jail: "+format+"\n", args...)
+		fmt.Fprintf(os.Stderr, "jail: "+format+" (+%.2f ms)\n", append(args, float64(t-started)/1e6)...)
 	}
+}
+
+// monotonic is CLOCK_MONOTONIC in nanoseconds, the clock started is on (no namespace changes it).
+func monotonic() int64 {
+	var t unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &t)
+	return t.Nano()
 }

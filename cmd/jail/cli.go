@@ -44,7 +44,7 @@ Options:
       --timeout DURATION    kill the whole sandbox after DURATION (exit 124)
       --fallback landlock   without user namespaces, run with Landlock + seccomp alone
       --allow-weaker        let a fallback run start although some protections cannot hold
-  -v, --verbose             log each setup step to stderr
+  -v, --verbose             log each setup step to stderr, timed from jail's start
   -q, --quiet               no notices from jail itself (denied connections, exit report)
       --report FILE         write what happened as JSON to FILE at exit (layers, status, usage)
       --explain             after the command, explain each write or connect the sandbox refused

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// verboseTime is the time since jail started that ends every -v line.
+var verboseTime = regexp.MustCompile(`^jail: (.*) \(\+(\d+\.\d\d) ms\)$`)
+
+// TestVerboseTimesEachStep checks every -v line ends with the time since jail started, on one
+// clock for the host and init, with init started before jail's runtime (--) and after it: init
+// builds nothing before the host has sent the plan, and nothing happens after the run ended.
+func TestVerboseTimesEachStep(t *testing.T) {
+	for _, args := range [][]string{{"-v", "--", "true"}, {"-v", "true"}} {
+		began := time.Now()
+		_, errOut, code := runJail(t, args...)
+		wall := float64(time.Since(began).Microseconds()) / 1e3
+		if code != 0 {
+			t.Fatalf("jail %s: exit %d\n%s", strings.Join(args, " "), code, errOut)
+		}
+		at := map[string]float64{}
+		for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+			m := verboseTime.FindStringSubmatch(line)
+			if m == nil {
+				t.Errorf("jail %s: a line without its time: %q", strings.Join(args, " "), line)
+				continue
+			}
+			ms, _ := strconv.ParseFloat(m[2], 64)
+			if ms <= 0 || ms > wall {
+				t.Errorf("jail %s: %q at %.2f ms, outside the run's %.2f ms", strings.Join(args, " "), m[1], ms, wall)
+			}
+			at[m[1]] = ms
+		}
+		sent, built, exec := at["host: send the plan"], at["init: build the root filesystem"], at["init: exec /usr/bin/true"]
+		if sent == 0 || built < sent || exec < built {
+			t.Errorf("jail %s: plan sent at %.2f ms, root built from %.2f ms, command executed at %.2f ms; want them in that order\n%s",
+				strings.Join(args, " "), sent, built, exec, errOut)
+		}
+	}
+}
