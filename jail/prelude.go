@@ -21,6 +21,7 @@ type prelude struct {
 	nsDir int        // init's /proc/self/ns on the host's /proc, for the status record (status.go); -1: none
 	roots *roots     // the scratch root init entered, where the plan's root is built (pivot.go)
 	done  []doneStep // the steps done, logged once the plan says whether to
+	ready int64      // when the steps were done and init began to wait for its plan (monotonic)
 }
 
 // doneStep is a prelude step that ran, and when it began (monotonic).
@@ -69,6 +70,7 @@ func prepare(ns uintptr) (*prelude, error) {
 		}
 		p.done = append(p.done, doneStep{s.what, began})
 	}
+	p.ready = monotonic()
 	return p, nil
 }
 
@@ -95,4 +97,5 @@ func (p *prelude) log(spec *profiles.Spec) {
 	for _, s := range p.done {
 		logAt(spec, s.began, "init: %s (before the plan arrived)", s.what)
 	}
+	logAt(spec, p.ready, "init: wait for the plan")
 }
