@@ -24,7 +24,9 @@ var started = int64(C.jail_started_ns)
 // CLI gives the command its own, so the host's and init's steps interleave in order on one
 // stream.
 func logf(spec *profiles.Spec, format string, args ...any) {
-	logAt(spec, monotonic(), format, args...)
+	if spec.Verbose { // the clock is a syscall here, and most runs are not verbose
+		logAt(spec, monotonic(), format, args...)
+	}
 }
 
 // logAt is logf for a step that began at t (monotonic), logged later.
