@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -21,13 +22,13 @@ type prelude struct {
 	nsDir int        // init's /proc/self/ns on the host's /proc, for the status record (status.go); -1: none
 	roots *roots     // the scratch root init entered, where the plan's root is built (pivot.go)
 	done  []doneStep // the steps done, logged once the plan says whether to
-	ready int64      // when the steps were done and init began to wait for its plan (monotonic)
+	ready time.Time  // when the steps were done and init began to wait for its plan
 }
 
-// doneStep is a prelude step that ran, and when it began (monotonic).
+// doneStep is a prelude step that ran, and when it began.
 type doneStep struct {
 	what  string
-	began int64
+	began time.Time
 }
 
 // sendNamespaces sends init the clone flags of the namespaces it was started in, ahead of its
@@ -64,13 +65,13 @@ func prepare(ns uintptr) (*prelude, error) {
 		steps = append(steps, step{"bring up loopback", bringUpLoopback})
 	}
 	for _, s := range steps {
-		began := monotonic()
+		began := time.Now()
 		if err := s.do(); err != nil {
 			return nil, newError(s.what, "", err)
 		}
 		p.done = append(p.done, doneStep{s.what, began})
 	}
-	p.ready = monotonic()
+	p.ready = time.Now()
 	return p, nil
 }
 

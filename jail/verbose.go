@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -24,19 +25,23 @@ var started = int64(C.jail_started_ns)
 // CLI gives the command its own, so the host's and init's steps interleave in order on one
 // stream.
 func logf(spec *profiles.Spec, format string, args ...any) {
-	if spec.Verbose { // the clock is a syscall here, and most runs are not verbose
-		logAt(spec, monotonic(), format, args...)
-	}
-}
-
-// logAt is logf for a step that began at t (monotonic), logged later.
-func logAt(spec *profiles.Spec, t int64, format string, args ...any) {
 	if spec.Verbose {
-		fmt.Fprintf(os.Stderr, "jail: "+format+" (+%.2f ms)\n", append(args, float64(t-started)/1e6)...)
+		logAt(spec, time.Now(), format, args...)
 	}
 }
 
-// monotonic is CLOCK_MONOTONIC in nanoseconds, the clock started is on (no namespace changes it).
+// logAt is logf for a step that began at t, logged later. t comes from time.Now (the vDSO, so
+// that init's prelude can note its steps' times cheaply on every run) and is put on started's
+// clock only here, in a verbose run.
+func logAt(spec *profiles.Spec, t time.Time, format string, args ...any) {
+	if spec.Verbose {
+		at := monotonic() - int64(time.Since(t))
+		fmt.Fprintf(os.Stderr, "jail: "+format+" (+%.2f ms)\n", append(args, float64(at-started)/1e6)...)
+	}
+}
+
+// monotonic is CLOCK_MONOTONIC in nanoseconds, the clock started is on (no namespace changes
+// it). x/sys/unix reads it with a system call, not the vDSO: only verbose runs call it.
 func monotonic() int64 {
 	var t unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &t)
