@@ -29,7 +29,11 @@ type Early struct {
 // (launchPinned).
 func Prestart(ns profiles.Namespaces, stdio Stdio) *Early {
 	e := &Early{ns: ns, stdio: stdio, signals: subscribe()}
-	if e.sb = takeEarlyInit(ns, stdio, e.signals); e.sb != nil {
+	w := takeWaiter()
+	if w != nil {
+		go w.catching(e.signals)
+	}
+	if e.sb = takeEarlyInit(ns, stdio, e.signals, w); e.sb != nil {
 		e.beforeRuntime = true
 		return e
 	}

@@ -99,9 +99,7 @@ func sandboxInit(cfg *initConfig, host *os.File, pre *prelude, r *reaper) (int, 
 	if err != nil {
 		return 0, err
 	}
-	if cfg.Observe {
-		tellHost(initMessage{Started: &startedMessage{PID: pid, Namespaces: namespaces}}) // initmsg.go
-	}
+	tellHost(initMessage{Started: &startedMessage{PID: pid, Namespaces: namespaces}}) // initmsg.go
 	if tty != nil {
 		tty.slave.Close() // the command holds it now
 		tty.start()

@@ -80,6 +80,7 @@ func (sb *sandbox) readInit(r io.ReadCloser) {
 			sb.obs.landlockApplied(*msg.Landlock)
 		case msg.Started != nil:
 			sb.obs.started(sb, msg.Started.PID, &msg.Started.Namespaces)
+			close(sb.running)
 		case msg.Exited != nil:
 			sb.obs.exited(msg.Exited)
 		case msg.Denial != nil || msg.MoreDenials:

@@ -121,7 +121,30 @@ func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) (
 		return ExitSetup, newError("compile seccomp filter", "", err)
 	}
 	sb.sendPlan(bpf)
+	if eg == nil {
+		sb.leaveOnceRunning()
+	}
 	return sb.wait()
+}
+
+// leaveOnceRunning hands the sandbox over to jail's waiter and ends this process once the
+// command runs, when the waiter is init's parent (waiter.go) and nothing is left for the host
+// to do: no terminal to restore, timeout, report or status records (nor egress proxy: the
+// caller checks). It returns when the host stays, or when init ended first: a setup error to
+// print.
+func (sb *sandbox) leaveOnceRunning() {
+	w := sb.proc.waiter
+	if w == nil || sb.term != nil || sb.timer != nil || sb.obs.follows {
+		return
+	}
+	select {
+	case <-sb.running:
+	case report := <-sb.report:
+		sb.report <- report
+		return
+	}
+	logf(sb.spec, "host: the command runs: jail's waiter takes it from here")
+	w.handOver()
 }
 
 // sandbox is a started init seen from the host.
@@ -131,6 +154,7 @@ type sandbox struct {
 	plan     *os.File        // write end of configFd's pipe, closed once the plan is sent and signals caught
 	messages *os.File        // read end of reportFd's pipe, read from begin on (initmsg.go)
 	report   chan []byte     // what init wrote to reportFd, complete once init has exited
+	running  chan struct{}   // closed when init says the command started
 	tty      *ptyRelay       // the fallback's pseudo-terminal, relayed by jail itself; nil in a sandbox
 	term     *callerTerminal // the caller's terminal, when init gives the command a pseudo-terminal
 	signals  *subscription
@@ -205,7 +229,7 @@ func launchInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) (*sa
 // end of its messages' pipe, and the caller's terminal when the command is to get a
 // pseudo-terminal (init sets the terminal raw; jail restores it even if init is killed).
 func newSandbox(proc *process, plan, messages *os.File, stdio Stdio, signals *subscription) *sandbox {
-	sb := &sandbox{proc: proc, plan: plan, messages: messages, report: make(chan []byte, 1), signals: signals}
+	sb := &sandbox{proc: proc, plan: plan, messages: messages, report: make(chan []byte, 1), running: make(chan struct{}), signals: signals}
 	if interactive(stdio) {
 		sb.term = saveTerminal(stdio.In)
 	}

@@ -117,6 +117,7 @@ type process struct {
 	pid    int
 	mu     sync.Mutex
 	pidfd  *os.File // non-blocking, in Go's poller; nil once reaped
+	waiter *waiter  // reaps the process when it is the parent (waiter.go); nil: jail does
 	waited bool
 	ws     syscall.WaitStatus
 	ru     syscall.Rusage
@@ -145,13 +146,17 @@ func (p *process) signal(sig syscall.Signal) {
 	}
 }
 
-// wait reaps the process, recording its status and resource usage.
+// wait reaps the process, or has its waiter reap it, recording its status and resource usage.
 func (p *process) wait() error {
-	p.awaitExit()
 	var err error
-	for {
-		if _, err = syscall.Wait4(p.pid, &p.ws, 0, &p.ru); !errors.Is(err, syscall.EINTR) {
-			break
+	if p.waiter != nil {
+		p.ws, p.ru, err = p.waiter.waitInit()
+	} else {
+		p.awaitExit()
+		for {
+			if _, err = syscall.Wait4(p.pid, &p.ws, 0, &p.ru); !errors.Is(err, syscall.EINTR) {
+				break
+			}
 		}
 	}
 	p.mu.Lock()

@@ -1,5 +1,6 @@
 #include <signal.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 // jail_spawn's request: execve(path, argv, envp) in a child created with clone flags flags,
@@ -60,13 +61,26 @@ void jail_init_spawn(struct jail_spawn *s, int flags, const int fds[5], int exec
 
 // jail_early is the init spawn_early.c started before Go's runtime (pid -1: none): plan_fd and
 // msg_fd are jail's ends of its configFd and reportFd pipes, err_fd as jail_spawn's err_fd, ns
-// the clone flags of its namespaces (as it was sent them: prelude.go).
+// the clone flags of its namespaces (as it was sent them: prelude.go). hand_fd and back_fd
+// (-1: none) are the host's ends of the pipes to the waiter, init's parent (waiter.c).
 struct jail_early {
 	pid_t pid;
 	int plan_fd, msg_fd, err_fd;
 	uint32_t ns;
+	int hand_fd, back_fd;
 };
 extern struct jail_early jail_early;
+
+// jail_fork_host forks jail's host from the process that forked jail_early's init: the child
+// returns, with jail_early's hand_fd and back_fd set, and goes on into Go's runtime; this process
+// waits for init and the host, and exits (waiter.c). When it cannot fork, it returns here alone.
+void jail_fork_host(void);
+
+// jail_waited is what the waiter sends the host on back_fd once it has reaped init.
+struct jail_waited {
+	int wait_status;
+	struct rusage rusage;
+};
 
 // jail_is_early_init is set in the child spawn_early.c started, which goes on as jail's init.
 extern int jail_is_early_init;

@@ -6,6 +6,9 @@
 // asks for exactly those namespaces and the command gets jail's own stdio, or kills it unseen:
 // it waits for a plan, and runs and prints nothing. The guess decides nothing.
 //
+// Then the process forks once more (waiter.c): the child goes on into Go's runtime as jail's host,
+// and this process stays a small waiter, init's parent, which the caller waits for.
+//
 // Only the jail command opts in (cmd/jail defines jail_early_opt_in): tests and other programs
 // linking this package start nothing. With no Go runtime yet the process is small and single-
 // threaded, so a fork is cheap, the child can go on into Go's runtime as init without
@@ -28,7 +31,7 @@
 
 extern const int jail_early_opt_in __attribute__((weak));
 
-struct jail_early jail_early = {.pid = -1, .plan_fd = -1, .msg_fd = -1, .err_fd = -1};
+struct jail_early jail_early = {.pid = -1, .plan_fd = -1, .msg_fd = -1, .err_fd = -1, .hand_fd = -1, .back_fd = -1};
 
 // runs_command reports whether argv is `jail [OPTIONS] -- COMMAND...`, the form that runs a
 // command, without an option that makes it not run one, and sets *net unless --net host asks
@@ -149,7 +152,7 @@ static void fork_init(int argc, char **argv, int net) {
 		close(p[err][0]);
 		return;
 	}
-	jail_early = (struct jail_early){.pid = pid, .plan_fd = p[cfg][1], .msg_fd = p[rep][0], .err_fd = p[err][0], .ns = ns};
+	jail_early = (struct jail_early){.pid = pid, .plan_fd = p[cfg][1], .msg_fd = p[rep][0], .err_fd = p[err][0], .ns = ns, .hand_fd = -1, .back_fd = -1};
 }
 
 __attribute__((constructor)) static void start_early(int argc, char **argv) {
@@ -161,4 +164,6 @@ __attribute__((constructor)) static void start_early(int argc, char **argv) {
 	// first woken, may preempt what runs on the CPU it lands on (the kernel workers tearing down
 	// an earlier sandbox's namespaces, say) rather than wait for it.
 	jail_batch_own_threads();
+	if (jail_early.pid > 0 && !jail_is_early_init)
+		jail_fork_host(); // returns in the host; this process stays as the waiter
 }

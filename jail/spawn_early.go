@@ -22,8 +22,9 @@ func isEarlyInit() bool {
 
 // takeEarlyInit returns the init spawn_early.c started before this runtime, as a sandbox
 // waiting for its plan, when it runs and fits: the namespaces ns, and stdio this process's own
-// (it has descriptors 0, 1 and 2). One that does not fit is killed. It is taken once.
-func takeEarlyInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) *sandbox {
+// (it has descriptors 0, 1 and 2). One that does not fit is killed. It is taken once. w, when
+// not nil, is init's parent, which reaps it (waiter.c).
+func takeEarlyInit(ns profiles.Namespaces, stdio Stdio, signals *subscription, w *waiter) *sandbox {
 	early := C.jail_early
 	if early.pid <= 0 {
 		return nil
@@ -42,6 +43,7 @@ func takeEarlyInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) *
 		messages.Close()
 		return nil
 	}
+	proc.waiter = w
 	sb := newSandbox(proc, plan, messages, stdio, signals)
 	flags, _ := namespaces(ns)
 	var errno [4]byte

@@ -237,14 +237,28 @@ func TestSchedulingPolicyIsTheCallers(t *testing.T) {
 		}
 	}
 
-	cmd := exec.Command(jailBin, "--", "sleep", "5")
+	// With a timeout the host stays while the command runs (waiter.c).
+	cmd := exec.Command(jailBin, "--timeout", "1m", "--", "sleep", "5")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	waitForProcess(t, "sleep\x005") // jail's runtime has started its threads by then
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/sched", cmd.Process.Pid))
-	if len(tasks) < 2 {
+	waitForProcess(t, "sleep\x005") // jail's runtimes have started their threads by then
+	// jail's own threads: the process started (the waiter) and its child the host, not init's
+	// (the thread that starts the command restores SCHED_OTHER first).
+	pids := []string{strconv.Itoa(cmd.Process.Pid)}
+	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%[1]d/children", cmd.Process.Pid))
+	for _, pid := range strings.Fields(string(children)) {
+		if comm, _ := os.ReadFile("/proc/" + pid + "/comm"); string(comm) == "jail\n" {
+			pids = append(pids, pid)
+		}
+	}
+	var tasks []string
+	for _, pid := range pids {
+		threads, _ := filepath.Glob("/proc/" + pid + "/task/*/sched")
+		tasks = append(tasks, threads...)
+	}
+	if len(pids) != 2 || len(tasks) < 3 {
 		t.Fatalf("jail's threads: %q", tasks)
 	}
 	for _, task := range tasks {

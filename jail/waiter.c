@@ -1,0 +1,206 @@
+// The jail process its caller waits for, when spawn_early.c started the sandbox's init. Once init
+// is forked, this process forks once more: the child goes on into Go's runtime as jail's host
+// (it loads the profile, sends init its plan, reports errors), and this process stays here,
+// small and single-threaded, as init's parent. It reaps init, which brings the command's CPU
+// time and peak memory to jail's caller, forwards the signals jail is sent, and exits with the
+// command's status.
+//
+// Why: at the end of a run, a Go process took about half a millisecond to notice, end its
+// threads and unmap its runtime, and the caller waited for that after the command had ended.
+// The host now leaves while the command runs when nothing is left for it to do (no terminal,
+// report, proxy or timeout): it hands the sandbox over ('H' on the hand pipe) and exits, its
+// teardown overlapping the command. Otherwise it stays, and this process passes it init's wait
+// status and resource usage (back pipe: only init's parent can reap init); the host then
+// finishes as before, and its exit status is jail's.
+//
+// The host runs in a session of its own, so that signals for jail's process group (a terminal's
+// Ctrl-C, a harness's killpg) reach it only through this process, once. Signals are forwarded
+// to the host once it catches them ('S'), and after a hand-over to init, which has caught them
+// since before the command started. Until the host catches them they stay pending here.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "spawn.h"
+
+// The signals the host forwards (run.go's forwardedSignals).
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+
+struct waiter {
+	pid_t init, host;
+	int init_ws, host_ws;
+	int init_done, host_done;
+	int started, handed_over;
+	int hand_fd, back_fd; // -1 once closed
+};
+
+// status is a wait status as a shell reports it: the exit code, or 128+N for signal N.
+static int status(int ws) {
+	return WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : WEXITSTATUS(ws);
+}
+
+// read_hand reads what the host says on the hand pipe; at its end (the host is gone) it closes it.
+static void read_hand(struct waiter *w) {
+	char buf[8];
+	ssize_t n;
+	while ((n = read(w->hand_fd, buf, sizeof buf)) > 0)
+		for (ssize_t i = 0; i < n; i++) {
+			w->started = 1; // 'S' or 'H'
+			if (buf[i] == 'H')
+				w->handed_over = 1;
+		}
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		close(w->hand_fd);
+		w->hand_fd = -1;
+	}
+}
+
+// init_ended passes init's wait status and resource usage to a host still waiting for them.
+static void init_ended(struct waiter *w, const struct rusage *ru) {
+	w->init_done = 1;
+	if (w->host_done || w->handed_over)
+		return;
+	struct jail_waited msg = {.wait_status = w->init_ws, .rusage = *ru};
+	// A failure means the host is gone: its own exit status says how.
+	(void)!write(w->back_fd, &msg, sizeof msg);
+}
+
+// host_ended notes the host's end. A host that leaves without handing over has reaped init
+// through this process, or failed: then init must not outlive it.
+static void host_ended(struct waiter *w) {
+	w->host_done = 1;
+	if (w->hand_fd >= 0)
+		read_hand(w); // a hand-over written just before the host exited
+	if (!w->handed_over && !w->init_done)
+		kill(w->init, SIGKILL);
+}
+
+// reap reaps every child that ended.
+static void reap(struct waiter *w) {
+	int ws;
+	struct rusage ru;
+	pid_t pid;
+	while ((pid = wait4(-1, &ws, WNOHANG, &ru)) > 0) {
+		if (pid == w->init) {
+			w->init_ws = ws;
+			init_ended(w, &ru);
+		} else if (pid == w->host) {
+			w->host_ws = ws;
+			host_ended(w);
+		}
+	}
+}
+
+// forward passes the signals pending on sfd on: to the host, which forwards them to init as it
+// does without a waiter, or after a hand-over to init itself.
+static void forward(struct waiter *w, int sfd) {
+	struct signalfd_siginfo si;
+	while (read(sfd, &si, sizeof si) == sizeof si) {
+		if (w->handed_over && !w->init_done)
+			kill(w->init, si.ssi_signo);
+		else if (!w->handed_over && !w->host_done)
+			kill(w->host, si.ssi_signo);
+	}
+}
+
+// wait_sandbox is the waiter's life: cfd and sfd are signalfds for SIGCHLD and the forwarded
+// signals, blocked from here on.
+__attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, int sfd, const sigset_t *blocked) {
+	sigprocmask(SIG_BLOCK, blocked, NULL);
+	signal(SIGPIPE, SIG_IGN); // a host gone before it read init's status
+	reap(w);                  // a child that ended before SIGCHLD was blocked
+	while (!(w->init_done && w->host_done)) {
+		struct pollfd fds[3] = {
+		    {.fd = cfd, .events = POLLIN},
+		    {.fd = w->hand_fd, .events = POLLIN},
+		    {.fd = w->started ? sfd : -1, .events = POLLIN},
+		};
+		if (poll(fds, 3, -1) < 0)
+			continue;
+		if (fds[1].revents)
+			read_hand(w);
+		if (fds[0].revents) {
+			struct signalfd_siginfo si;
+			while (read(cfd, &si, sizeof si) == sizeof si)
+				;
+			reap(w);
+		}
+		if (w->started)
+			forward(w, sfd);
+	}
+	_exit(status(w->handed_over ? w->init_ws : w->host_ws));
+}
+
+// signalfds makes *cfd a signalfd for SIGCHLD and *sfd one for the forwarded signals, and sets
+// blocked to all of them. Returns 0, or -1 with neither made.
+static int signalfds(int *cfd, int *sfd, sigset_t *blocked) {
+	sigset_t child, fwd;
+	sigemptyset(&child);
+	sigaddset(&child, SIGCHLD);
+	sigemptyset(&fwd);
+	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+		sigaddset(&fwd, forwarded[i]);
+	*blocked = fwd;
+	sigaddset(blocked, SIGCHLD);
+	*cfd = signalfd(-1, &child, SFD_NONBLOCK | SFD_CLOEXEC);
+	*sfd = signalfd(-1, &fwd, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (*cfd >= 0 && *sfd >= 0)
+		return 0;
+	if (*cfd >= 0)
+		close(*cfd);
+	if (*sfd >= 0)
+		close(*sfd);
+	return -1;
+}
+
+void jail_fork_host(void) {
+	int hand[2], back[2], cfd, sfd;
+	sigset_t blocked;
+	if (pipe2(hand, O_CLOEXEC) < 0)
+		return;
+	if (pipe2(back, O_CLOEXEC) < 0) {
+		close(hand[0]);
+		close(hand[1]);
+		return;
+	}
+	pid_t waiter = getpid(), host = -1;
+	if (signalfds(&cfd, &sfd, &blocked) == 0 && (host = fork()) < 0) {
+		close(cfd);
+		close(sfd);
+	}
+	if (host < 0) { // this process goes on as the host, and waits for init itself
+		close(hand[0]);
+		close(hand[1]);
+		close(back[0]);
+		close(back[1]);
+		return;
+	}
+	if (host == 0) {
+		// The host dies with the waiter, as init does, and is out of jail's process group.
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != waiter || setsid() < 0)
+			_exit(125);
+		close(cfd);
+		close(sfd);
+		close(hand[0]);
+		close(back[1]);
+		jail_early.hand_fd = hand[1];
+		jail_early.back_fd = back[0];
+		return;
+	}
+	close(hand[1]);
+	close(back[0]);
+	fcntl(hand[0], F_SETFL, O_NONBLOCK);
+	// The host holds init's pipes; this process only waits.
+	close(jail_early.plan_fd);
+	close(jail_early.msg_fd);
+	close(jail_early.err_fd);
+	struct waiter w = {.init = jail_early.pid, .host = host, .hand_fd = hand[0], .back_fd = back[1]};
+	wait_sandbox(&w, cfd, sfd, &blocked);
+}

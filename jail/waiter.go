@@ -1,0 +1,66 @@
+package jail
+
+/*
+#include "spawn.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// waiter is the host's link to waiter.c: the jail process the caller waits for, parent of the
+// init spawn_early.c started, when this process is the host it forked. hand tells it that the
+// host catches signals ('S') or leaves the sandbox to it ('H'); back brings init's wait status
+// and resource usage once it has reaped init.
+type waiter struct {
+	hand, back *os.File
+}
+
+// takeWaiter returns the link to the waiter, or nil when this process is the one jail's caller
+// waits for. It is taken once.
+func takeWaiter() *waiter {
+	early := &C.jail_early
+	if early.hand_fd < 0 {
+		return nil
+	}
+	w := &waiter{hand: newPipeEnd(early.hand_fd, "waiter hand"), back: newPipeEnd(early.back_fd, "waiter back")}
+	early.hand_fd, early.back_fd = -1, -1
+	return w
+}
+
+// newPipeEnd wraps a pipe's end for Go's poller, where a goroutine waiting on it does not hold
+// a P (process.awaitExit says why that matters).
+func newPipeEnd(fd C.int, name string) *os.File {
+	unix.SetNonblock(int(fd), true)
+	return os.NewFile(uintptr(fd), name)
+}
+
+// catching tells the waiter, once signals catches the forwarded signals, to forward them here.
+func (w *waiter) catching(signals *subscription) {
+	signals.wait()
+	w.hand.Write([]byte{'S'})
+}
+
+// handOver leaves the sandbox to the waiter and ends this process: the command runs, and the
+// waiter forwards signals to init, reaps it and exits with the command's status.
+func (w *waiter) handOver() {
+	w.hand.Write([]byte{'H'})
+	os.Exit(0)
+}
+
+// waitInit returns init's wait status and resource usage once the waiter has reaped it.
+func (w *waiter) waitInit() (syscall.WaitStatus, syscall.Rusage, error) {
+	var msg C.struct_jail_waited
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&msg)), C.sizeof_struct_jail_waited)
+	if _, err := io.ReadFull(w.back, buf); err != nil {
+		return 0, syscall.Rusage{}, fmt.Errorf("read init's status from jail's waiter: %w", err)
+	}
+	return syscall.WaitStatus(msg.wait_status), *(*syscall.Rusage)(unsafe.Pointer(&msg.rusage)), nil
+}
