@@ -52,6 +52,7 @@ func runInit() (status int) {
 		return sendReport(newError("read sandbox plan", "", err))
 	}
 	started = cfg.Started
+	hostLeft = cfg.HostLeaves
 	pre.log(cfg.Spec)
 	if !pre.fits(cfg.Spec) {
 		return sendReport(&Error{Op: "read sandbox plan", Detail: "the plan's namespaces are not init's", Exit: ExitSetup})
@@ -99,7 +100,9 @@ func sandboxInit(cfg *initConfig, host *os.File, pre *prelude, r *reaper) (int, 
 	if err != nil {
 		return 0, err
 	}
-	tellHost(initMessage{Started: &startedMessage{PID: pid, Namespaces: namespaces}}) // initmsg.go
+	if cfg.Observe {
+		tellHost(initMessage{Started: &startedMessage{PID: pid, Namespaces: namespaces}}) // initmsg.go
+	}
 	if tty != nil {
 		tty.slave.Close() // the command holds it now
 		tty.start()
@@ -154,9 +157,21 @@ func hostCatchesSignals(plan *os.File) error {
 	return err
 }
 
-// sendReport sends e to the host and returns the status init exits with.
+// hostLeft says the host left the sandbox to jail's waiter once it sent the plan
+// (initConfig.HostLeaves).
+var hostLeft bool
+
+// sendReport sends e to the host, or prints it as the host would when the host has left (or is
+// gone: a plan init could not read may have been its last word), and returns the status init
+// exits with.
 func sendReport(e *Error) int {
-	tellHost(initMessage{Error: e})
+	if e.Exit == 0 {
+		e.Exit = ExitSetup
+	}
+	if hostLeft || tellHost(initMessage{Error: e}) != nil {
+		e.addUsernsHint()
+		fmt.Fprintf(os.Stderr, "jail: %s\n", e)
+	}
 	return e.Exit
 }
 

@@ -40,14 +40,15 @@ type exitedMessage struct {
 }
 
 // tellHost sends msg to the host, in one write: reportFd is a pipe and a message is far below
-// PIPE_BUF, so messages sent from different threads never interleave. A failure is ignored: the
-// host is gone, and with it everyone who could read it.
-func tellHost(msg initMessage) {
+// PIPE_BUF, so messages sent from different threads never interleave. It fails when the host is
+// gone (EPIPE).
+func tellHost(msg initMessage) error {
 	b, err := json.Marshal(msg)
 	if err != nil {
-		return
+		return err
 	}
-	unix.Write(reportFd, append(b, '\n'))
+	_, err = unix.Write(reportFd, append(b, '\n'))
+	return err
 }
 
 // tellHostExited sends how the command ended, with the usage of everything init has reaped.
@@ -80,7 +81,6 @@ func (sb *sandbox) readInit(r io.ReadCloser) {
 			sb.obs.landlockApplied(*msg.Landlock)
 		case msg.Started != nil:
 			sb.obs.started(sb, msg.Started.PID, &msg.Started.Namespaces)
-			close(sb.running)
 		case msg.Exited != nil:
 			sb.obs.exited(msg.Exited)
 		case msg.Denial != nil || msg.MoreDenials:

@@ -48,6 +48,9 @@ type initConfig struct {
 	SchedOther bool
 	// Started is when jail started (CLOCK_MONOTONIC, ns): init's verbose lines count from it too.
 	Started int64
+	// HostLeaves says the host hands the sandbox to jail's waiter once it has sent the plan
+	// (sandbox.canLeave): init prints its own error, as the host would have.
+	HostLeaves bool
 }
 
 // Stdio are the descriptors the command gets as 0, 1 and 2 (nil: /dev/null).
@@ -120,31 +123,23 @@ func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) (
 		sb.wait()
 		return ExitSetup, newError("compile seccomp filter", "", err)
 	}
-	sb.sendPlan(bpf)
-	if eg == nil {
-		sb.leaveOnceRunning()
+	leaves := eg == nil && sb.canLeave()
+	sb.sendPlan(bpf, leaves)
+	if leaves {
+		logf(spec, "host: jail's waiter takes the sandbox from here")
+		sb.proc.waiter.handOver()
 	}
 	return sb.wait()
 }
 
-// leaveOnceRunning hands the sandbox over to jail's waiter and ends this process once the
-// command runs, when the waiter is init's parent (waiter.go) and nothing is left for the host
-// to do: no terminal to restore, timeout, report or status records (nor egress proxy: the
-// caller checks). It returns when the host stays, or when init ended first: a setup error to
-// print.
-func (sb *sandbox) leaveOnceRunning() {
-	w := sb.proc.waiter
-	if w == nil || sb.term != nil || sb.timer != nil || sb.obs.follows {
-		return
-	}
-	select {
-	case <-sb.running:
-	case report := <-sb.report:
-		sb.report <- report
-		return
-	}
-	logf(sb.spec, "host: the command runs: jail's waiter takes it from here")
-	w.handOver()
+// canLeave says the host can leave the sandbox to jail's waiter once it has sent the plan: the
+// waiter is init's parent (waiter.go), and nothing is left for the host to do. There is no
+// terminal to restore, timeout to enforce, report or status record to write, or fallback to
+// run if init finds user namespaces refused (nor an egress proxy to serve: the caller checks).
+// init then prints its own error, if it has one (initConfig.HostLeaves).
+func (sb *sandbox) canLeave() bool {
+	return sb.proc.waiter != nil && sb.term == nil && sb.timer == nil && !sb.obs.follows &&
+		sb.spec.Fallback != "landlock"
 }
 
 // sandbox is a started init seen from the host.
@@ -154,7 +149,6 @@ type sandbox struct {
 	plan     *os.File        // write end of configFd's pipe, closed once the plan is sent and signals caught
 	messages *os.File        // read end of reportFd's pipe, read from begin on (initmsg.go)
 	report   chan []byte     // what init wrote to reportFd, complete once init has exited
-	running  chan struct{}   // closed when init says the command started
 	tty      *ptyRelay       // the fallback's pseudo-terminal, relayed by jail itself; nil in a sandbox
 	term     *callerTerminal // the caller's terminal, when init gives the command a pseudo-terminal
 	signals  *subscription
@@ -229,7 +223,7 @@ func launchInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) (*sa
 // end of its messages' pipe, and the caller's terminal when the command is to get a
 // pseudo-terminal (init sets the terminal raw; jail restores it even if init is killed).
 func newSandbox(proc *process, plan, messages *os.File, stdio Stdio, signals *subscription) *sandbox {
-	sb := &sandbox{proc: proc, plan: plan, messages: messages, report: make(chan []byte, 1), running: make(chan struct{}), signals: signals}
+	sb := &sandbox{proc: proc, plan: plan, messages: messages, report: make(chan []byte, 1), signals: signals}
 	if interactive(stdio) {
 		sb.term = saveTerminal(stdio.In)
 	}
@@ -274,8 +268,8 @@ func closeOpened(given, opened Stdio) {
 // the pipe once every forwarded signal is caught here: init builds the sandbox meanwhile and
 // waits for that before it starts the command (hostCatchesSignals). A signal that came earlier
 // ended jail (its default action) and init with it (Pdeathsig), before any command ran.
-func (sb *sandbox) sendPlan(bpf []byte) {
-	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: batched(), Started: started}
+func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool) {
+	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: batched(), Started: started, HostLeaves: hostLeaves}
 	logf(sb.spec, "host: send the plan")
 	plan := marshalWire(&cfg)
 	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(plan)), uint32(len(plan)))
@@ -405,10 +399,15 @@ func decodeReport(b []byte) (int, error) {
 	if e.Exit == 0 {
 		e.Exit = ExitSetup
 	}
+	e.addUsernsHint()
+	return e.Exit, e
+}
+
+// addUsernsHint adds the user-namespace hint to a setup error that is a refusal.
+func (e *Error) addUsernsHint() {
 	if e.Hint == "" && e.Exit == ExitSetup && e.Errno == syscall.EPERM {
 		e.Hint = usernsHint()
 	}
-	return e.Exit, e
 }
 
 // exitStatus is a wait status as a shell reports it: the exit code, or 128+N for signal N.

@@ -7,16 +7,18 @@
 //
 // Why: at the end of a run, a Go process took about half a millisecond to notice, end its
 // threads and unmap its runtime, and the caller waited for that after the command had ended.
-// The host now leaves while the command runs when nothing is left for it to do (no terminal,
-// report, proxy or timeout): it hands the sandbox over ('H' on the hand pipe) and exits, its
-// teardown overlapping the command. Otherwise it stays, and this process passes it init's wait
-// status and resource usage (back pipe: only init's parent can reap init); the host then
-// finishes as before, and its exit status is jail's.
+// The host now leaves once it has sent init the plan, when nothing is left for it to do (no
+// terminal, report, proxy, timeout or fallback; init then prints its own errors): it hands the
+// sandbox over ('H' on the hand pipe) and exits, its teardown overlapping init's work and the
+// command's. Otherwise it stays, and this process passes it init's wait status and resource
+// usage (back pipe: only init's parent can reap init); the host then finishes as before, and
+// its exit status is jail's.
 //
 // The host runs in a session of its own, so that signals for jail's process group (a terminal's
 // Ctrl-C, a harness's killpg) reach it only through this process, once. Signals are forwarded
-// to the host once it catches them ('S'), and after a hand-over to init, which has caught them
-// since before the command started. Until the host catches them they stay pending here.
+// to the host once it catches them ('S'), and after a hand-over straight to init, as the host
+// would have forwarded them (init keeps those that come before the command for the command).
+// Until the host catches them they stay pending here.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

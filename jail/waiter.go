@@ -48,7 +48,7 @@ func (w *waiter) catching(signals *subscription) {
 	w.hand.Write([]byte{'S'})
 }
 
-// handOver leaves the sandbox to the waiter and ends this process: the command runs, and the
+// handOver leaves the sandbox to the waiter and ends this process: init has its plan, and the
 // waiter forwards signals to init, reaps it and exits with the command's status.
 func (w *waiter) handOver() {
 	w.hand.Write([]byte{'H'})

@@ -52,9 +52,10 @@ func startSleeping(t *testing.T, args ...string) (*exec.Cmd, int) {
 }
 
 // TestHostLeavesOnceTheCommandRuns: the process jail's caller waits for is a small waiter,
-// init's parent (waiter.c). With nothing left to do once the command runs, the Go host has
-// gone by then and init is the waiter's only child; with a timeout to enforce it stays, in a
-// session of its own so that signals for jail's process group reach it once, through the waiter.
+// init's parent (waiter.c). With nothing left to do once init has its plan, the Go host has
+// gone by the time the command runs and init is the waiter's only child; with a timeout to
+// enforce it stays, in a session of its own so that signals for jail's process group reach it
+// once, through the waiter.
 func TestHostLeavesOnceTheCommandRuns(t *testing.T) {
 	jail, _ := startSleeping(t)
 	if children := jailChildren(t, jail.Process.Pid); len(children) != 1 || !hasComm(children, "jail-init") {
@@ -105,4 +106,16 @@ func hasComm(children map[int]string, comm string) bool {
 		}
 	}
 	return false
+}
+
+// TestSetupErrorsReadTheSameWhetherTheHostStays: when the host has left the sandbox to the
+// waiter, init prints its own error (initConfig.HostLeaves); the line and the exit status are
+// those the staying host prints (here kept by a timeout).
+func TestSetupErrorsReadTheSameWhetherTheHostStays(t *testing.T) {
+	dir := t.TempDir()
+	_, left, leftCode := runJailIn(t, dir, "", "--", "no-such-command-jail-test")
+	_, stayed, stayedCode := runJailIn(t, dir, "", "--timeout", "1m", "--", "no-such-command-jail-test")
+	if left != stayed || leftCode != 127 || stayedCode != 127 {
+		t.Errorf("host left: exit %d, %q; host stayed: exit %d, %q; want 127 and the same line", leftCode, left, stayedCode, stayed)
+	}
 }
