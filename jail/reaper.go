@@ -26,13 +26,17 @@ func newReaper() *reaper {
 // wait forwards signals to the command until it exits, then kills every other process in the
 // sandbox, reaps them all, and returns the command's wait status. Children are reaped as
 // SIGCHLD says they end, never in a blocking wait4 while the command runs: a goroutine blocked
-// in a syscall keeps the runtime's monitor thread awake (process.awaitExit).
+// in a syscall keeps the runtime's monitor thread awake (process.awaitExit). The signals stay
+// caught to the end: init exits next, and stopping them would cost the runtime's round trips.
 func (r *reaper) wait(command int) syscall.WaitStatus {
 	for {
-		if status, exited := reapEnded(command); exited {
-			r.signals.stop()
-			killRest(command)
-			reapAll()
+		if status, exited, children := reapEnded(command); exited {
+			// As pid 1, init is the parent of every orphan: with no child left, the sandbox is
+			// empty. Otherwise the command's own children may live on elsewhere.
+			if children || os.Getpid() != 1 {
+				killRest(command)
+				reapAll()
+			}
 			return status
 		}
 		select {
@@ -49,15 +53,18 @@ func (r *reaper) wait(command int) syscall.WaitStatus {
 }
 
 // reapEnded reaps every child that has ended, without waiting, and returns the command's status
-// if it was one of them. Orphans in the sandbox are reparented to init, so they are children too.
-func reapEnded(command int) (status syscall.WaitStatus, exited bool) {
+// if it was one of them, and whether children are left. Orphans in the sandbox are reparented
+// to init, so they are children too.
+func reapEnded(command int) (status syscall.WaitStatus, exited, children bool) {
 	for {
 		var ws unix.WaitStatus
 		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
 		switch {
 		case errors.Is(err, unix.EINTR):
-		case err != nil || pid == 0: // ECHILD, or none has ended
-			return status, exited
+		case err != nil: // ECHILD
+			return status, exited, false
+		case pid == 0: // none has ended
+			return status, exited, true
 		case pid == command:
 			status, exited = syscall.WaitStatus(ws), true
 		}
