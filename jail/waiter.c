@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "spawn.h"
 
 // The signals the host forwards (run.go's forwardedSignals).
@@ -113,8 +114,12 @@ static void forward(struct waiter *w, int sfd) {
 }
 
 // wait_sandbox is the waiter's life: cfd and sfd are signalfds for SIGCHLD and the forwarded
-// signals, blocked from here on.
+// signals, blocked from here on. It runs as SCHED_OTHER again (batch.c): it only ever wakes to
+// end the run or to pass a signal on, and should then preempt what runs where it wakes rather
+// than wait for its time slice (0.05 ms off the exit).
 __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, int sfd, const sigset_t *blocked) {
+	if (jail_batch)
+		jail_unbatch_thread();
 	sigprocmask(SIG_BLOCK, blocked, NULL);
 	signal(SIGPIPE, SIG_IGN); // a host gone before it read init's status
 	reap(w);                  // a child that ended before SIGCHLD was blocked
