@@ -127,19 +127,19 @@ func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) (
 	sb.sendPlan(bpf, leaves)
 	if leaves {
 		logf(spec, "host: jail's waiter takes the sandbox from here")
-		sb.proc.waiter.handOver()
+		sb.proc.waiter.handOver(sb.deadline, timeoutError(spec))
 	}
 	return sb.wait()
 }
 
 // canLeave says the host can leave the sandbox to jail's waiter once it has sent the plan: the
-// waiter is init's parent (waiter.go), and nothing is left for the host to do. There is no
-// terminal to restore, timeout to enforce, report or status record to write, or fallback to
-// run if init finds user namespaces refused (nor an egress proxy to serve: the caller checks).
-// init then prints its own error, if it has one (initConfig.HostLeaves).
+// waiter is init's parent (waiter.go), and nothing is left for the host to do that the waiter
+// cannot (enforce the timeout). There is no terminal to restore, report or status record to
+// write, or fallback to run if init finds user namespaces refused (nor an egress proxy to
+// serve: the caller checks). init then prints its own error, if it has one
+// (initConfig.HostLeaves).
 func (sb *sandbox) canLeave() bool {
-	return sb.proc.waiter != nil && sb.term == nil && sb.timer == nil && !sb.obs.follows &&
-		sb.spec.Fallback != "landlock"
+	return sb.proc.waiter != nil && sb.term == nil && !sb.obs.follows && sb.spec.Fallback != "landlock"
 }
 
 // sandbox is a started init seen from the host.
@@ -153,6 +153,7 @@ type sandbox struct {
 	term     *callerTerminal // the caller's terminal, when init gives the command a pseudo-terminal
 	signals  *subscription
 	timer    *time.Timer
+	deadline time.Time // when timer fires
 	timedOut atomic.Bool
 	obs      *observer // what --report and --json-status-fd need to know
 	pinned   bool      // init dies with this goroutine's thread, locked until init is gone (launchPinned)
@@ -237,7 +238,8 @@ func (sb *sandbox) begin(spec *profiles.Spec, obs *observer) {
 	obs.watch(sb, nil)
 	go sb.readInit(sb.messages) // initmsg.go
 	if d := spec.Limits.TimeoutSeconds; d > 0 {
-		sb.timer = time.AfterFunc(time.Duration(d*float64(time.Second)), sb.expire)
+		sb.deadline = time.Now().Add(time.Duration(d * float64(time.Second)))
+		sb.timer = time.AfterFunc(time.Until(sb.deadline), sb.expire)
 	}
 	go sb.forwardSignals()
 }
@@ -363,6 +365,15 @@ func (sb *sandbox) expire() {
 	sb.proc.signal(syscall.SIGKILL)
 }
 
+// timeoutError is jail's error when spec's timeout killed the sandbox.
+func timeoutError(spec *profiles.Spec) *Error {
+	return &Error{
+		Op:     "timeout",
+		Detail: fmt.Sprintf("killed the sandbox after %s", time.Duration(spec.Limits.TimeoutSeconds*float64(time.Second))),
+		Exit:   ExitTimeout,
+	}
+}
+
 // wait waits for init and returns the command's status, or the error init reported.
 func (sb *sandbox) wait() (int, error) {
 	werr := sb.proc.wait()
@@ -373,11 +384,7 @@ func (sb *sandbox) wait() (int, error) {
 	sb.tty.finish()
 	sb.term.restore()
 	if sb.timedOut.Load() {
-		return ExitTimeout, &Error{
-			Op:     "timeout",
-			Detail: fmt.Sprintf("killed the sandbox after %s", time.Duration(sb.spec.Limits.TimeoutSeconds*float64(time.Second))),
-			Exit:   ExitTimeout,
-		}
+		return ExitTimeout, timeoutError(sb.spec)
 	}
 	if report := <-sb.report; len(report) > 0 {
 		return decodeReport(report)

@@ -8,9 +8,9 @@
 // Why: at the end of a run, a Go process took about half a millisecond to notice, end its
 // threads and unmap its runtime, and the caller waited for that after the command had ended.
 // The host now leaves once it has sent init the plan, when nothing is left for it to do (no
-// terminal, report, proxy, timeout or fallback; init then prints its own errors): it hands the
-// sandbox over ('H' on the hand pipe) and exits, its teardown overlapping init's work and the
-// command's. Otherwise it stays, and this process passes it init's wait status and resource
+// terminal, report, proxy or fallback; init then prints its own errors, and this process
+// enforces the timeout): it hands the sandbox over ('H' on the hand pipe) and exits, its
+// teardown overlapping init's work and the command's. Otherwise it stays, and this process passes it init's wait status and resource
 // usage (back pipe: only init's parent can reap init); the host then finishes as before, and
 // its exit status is jail's.
 //
@@ -23,11 +23,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "batch.h"
@@ -42,6 +47,12 @@ struct waiter {
 	int init_done, host_done;
 	int started, handed_over;
 	int hand_fd, back_fd; // -1 once closed
+	// A timeout the host handed over: when (CLOCK_MONOTONIC), the status to exit with and
+	// jail's error to print once it has killed init.
+	int has_deadline, timed_out;
+	struct timespec deadline;
+	int timeout_status;
+	char timeout_error[256];
 };
 
 // status is a wait status as a shell reports it: the exit code, or 128+N for signal N.
@@ -49,15 +60,37 @@ static int status(int ws) {
 	return WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : WEXITSTATUS(ws);
 }
 
-// read_hand reads what the host says on the hand pipe; at its end (the host is gone) it closes it.
+// take_timeout takes a 'T' record's body at b (n bytes; waiter.go's handOver): the time left in
+// ns, the exit status and jail's error, after its length. Returns the bytes it took.
+static size_t take_timeout(struct waiter *w, const unsigned char *b, size_t n) {
+	uint64_t left;
+	if (n < sizeof left + 2 || n < sizeof left + 2 + b[sizeof left + 1])
+		return n; // cut short: the host writes it whole (below PIPE_BUF), so it is not the host's
+	memcpy(&left, b, sizeof left);
+	size_t len = b[sizeof left + 1];
+	clock_gettime(CLOCK_MONOTONIC, &w->deadline);
+	w->deadline.tv_sec += left / 1000000000 + (w->deadline.tv_nsec + left % 1000000000) / 1000000000;
+	w->deadline.tv_nsec = (w->deadline.tv_nsec + left % 1000000000) % 1000000000;
+	w->has_deadline = 1;
+	w->timeout_status = b[sizeof left];
+	memcpy(w->timeout_error, b + sizeof left + 2, len);
+	w->timeout_error[len] = 0;
+	return sizeof left + 2 + len;
+}
+
+// read_hand reads what the host says on the hand pipe: 'S' (it catches signals), 'H' (it hands
+// the sandbox over), 'T' and a timeout before an 'H'. At the pipe's end (the host is gone) it
+// closes it. The host writes each message in one write below PIPE_BUF, so none is split.
 static void read_hand(struct waiter *w) {
-	char buf[8];
+	unsigned char buf[PIPE_BUF];
 	ssize_t n;
 	while ((n = read(w->hand_fd, buf, sizeof buf)) > 0)
-		for (ssize_t i = 0; i < n; i++) {
-			w->started = 1; // 'S' or 'H'
+		for (size_t i = 0; i < (size_t)n; i++) {
+			w->started = 1;
 			if (buf[i] == 'H')
 				w->handed_over = 1;
+			else if (buf[i] == 'T')
+				i += take_timeout(w, buf + i + 1, n - i - 1);
 		}
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		close(w->hand_fd);
@@ -113,6 +146,34 @@ static void forward(struct waiter *w, int sfd) {
 	}
 }
 
+// time_left returns how long until the handed-over timeout, or NULL when there is none.
+static const struct timespec *time_left(struct waiter *w) {
+	static struct timespec left;
+	if (!w->has_deadline || w->timed_out || w->init_done)
+		return NULL;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left.tv_sec = w->deadline.tv_sec - now.tv_sec;
+	left.tv_nsec = w->deadline.tv_nsec - now.tv_nsec;
+	if (left.tv_nsec < 0) {
+		left.tv_sec--;
+		left.tv_nsec += 1000000000;
+	}
+	if (left.tv_sec < 0)
+		left.tv_sec = left.tv_nsec = 0;
+	return &left;
+}
+
+// expire kills the sandbox once the handed-over timeout is reached: init is pid 1 of the
+// sandbox's pid namespace, and the kernel kills every other process in it with it.
+static void expire(struct waiter *w) {
+	const struct timespec *left = time_left(w);
+	if (left != NULL && left->tv_sec == 0 && left->tv_nsec == 0) {
+		w->timed_out = 1;
+		kill(w->init, SIGKILL);
+	}
+}
+
 // wait_sandbox is the waiter's life: cfd and sfd are signalfds for SIGCHLD and the forwarded
 // signals, blocked from here on. It runs as SCHED_OTHER again (batch.c): it only ever wakes to
 // end the run or to pass a signal on, and should then preempt what runs where it wakes rather
@@ -129,8 +190,9 @@ __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, in
 		    {.fd = w->hand_fd, .events = POLLIN},
 		    {.fd = w->started ? sfd : -1, .events = POLLIN},
 		};
-		if (poll(fds, 3, -1) < 0)
+		if (ppoll(fds, 3, time_left(w), NULL) < 0)
 			continue;
+		expire(w);
 		if (fds[1].revents)
 			read_hand(w);
 		if (fds[0].revents) {
@@ -141,6 +203,10 @@ __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, in
 		}
 		if (w->started)
 			forward(w, sfd);
+	}
+	if (w->timed_out) {
+		dprintf(2, "jail: %s\n", w->timeout_error);
+		_exit(w->timeout_status);
 	}
 	_exit(status(w->handed_over ? w->init_ws : w->host_ws));
 }

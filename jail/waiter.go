@@ -6,10 +6,12 @@ package jail
 import "C"
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -49,9 +51,21 @@ func (w *waiter) catching(signals *subscription) {
 }
 
 // handOver leaves the sandbox to the waiter and ends this process: init has its plan, and the
-// waiter forwards signals to init, reaps it and exits with the command's status.
-func (w *waiter) handOver() {
-	w.hand.Write([]byte{'H'})
+// waiter forwards signals to init, reaps it and exits with the command's status. With a
+// deadline (zero: none), the waiter kills the sandbox then, prints expired as jail's error and
+// exits with its status.
+func (w *waiter) handOver(deadline time.Time, expired *Error) {
+	msg := make([]byte, 0, 64)
+	if !deadline.IsZero() {
+		// 'T', the time left in ns, the exit status, the error's length and text (waiter.c).
+		text := expired.Error()
+		text = text[:min(len(text), 255)]
+		msg = append(msg, 'T')
+		msg = binary.LittleEndian.AppendUint64(msg, uint64(max(time.Until(deadline), 1)))
+		msg = append(msg, byte(expired.Exit), byte(len(text)))
+		msg = append(msg, text...)
+	}
+	w.hand.Write(append(msg, 'H'))
 	os.Exit(0)
 }
 

@@ -237,8 +237,8 @@ func TestSchedulingPolicyIsTheCallers(t *testing.T) {
 		}
 	}
 
-	// With a timeout the host stays while the command runs (waiter.c).
-	cmd := exec.Command(jailBin, "--timeout", "1m", "--", "sleep", "5")
+	// With a report to write the host stays while the command runs (waiter.c).
+	cmd := exec.Command(jailBin, "--report", filepath.Join(t.TempDir(), "report.json"), "--", "sleep", "5")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,19 +54,21 @@ func startSleeping(t *testing.T, args ...string) (*exec.Cmd, int) {
 
 // TestHostLeavesOnceTheCommandRuns: the process jail's caller waits for is a small waiter,
 // init's parent (waiter.c). With nothing left to do once init has its plan, the Go host has
-// gone by the time the command runs and init is the waiter's only child; with a timeout to
-// enforce it stays, in a session of its own so that signals for jail's process group reach it
-// once, through the waiter.
+// gone by the time the command runs and init is the waiter's only child, also with a timeout,
+// which the waiter enforces then; with a report to write it stays, in a session of its own so
+// that signals for jail's process group reach it once, through the waiter.
 func TestHostLeavesOnceTheCommandRuns(t *testing.T) {
-	jail, _ := startSleeping(t)
-	if children := jailChildren(t, jail.Process.Pid); len(children) != 1 || !hasComm(children, "jail-init") {
-		t.Errorf("jail's children while the command runs: %v, want init alone", children)
+	for _, args := range [][]string{nil, {"--timeout", "1m"}} {
+		jail, _ := startSleeping(t, args...)
+		if children := jailChildren(t, jail.Process.Pid); len(children) != 1 || !hasComm(children, "jail-init") {
+			t.Errorf("jail %q: its children while the command runs: %v, want init alone", args, children)
+		}
 	}
 
-	jail, _ = startSleeping(t, "--timeout", "1m")
+	jail, _ := startSleeping(t, hostStays(t)...)
 	children := jailChildren(t, jail.Process.Pid)
 	if len(children) != 2 || !hasComm(children, "jail-init") || !hasComm(children, "jail") {
-		t.Fatalf("jail's children with a timeout: %v, want init and the host", children)
+		t.Fatalf("jail's children with a report: %v, want init and the host", children)
 	}
 	for pid, comm := range children {
 		if comm == "jail" && sessionOf(t, pid) == sessionOf(t, jail.Process.Pid) {
@@ -74,10 +77,10 @@ func TestHostLeavesOnceTheCommandRuns(t *testing.T) {
 	}
 }
 
-// TestKilledHostTakesTheSandboxWithIt: when the host dies while it stays (here, to enforce a
-// timeout), the waiter kills the sandbox and exits as the host died: 128+9.
+// TestKilledHostTakesTheSandboxWithIt: when the host dies while it stays (here, to write a
+// report), the waiter kills the sandbox and exits as the host died: 128+9.
 func TestKilledHostTakesTheSandboxWithIt(t *testing.T) {
-	jail, sleep := startSleeping(t, "--timeout", "1m")
+	jail, sleep := startSleeping(t, hostStays(t)...)
 	for pid, comm := range jailChildren(t, jail.Process.Pid) {
 		if comm == "jail" {
 			syscall.Kill(pid, syscall.SIGKILL)
@@ -93,7 +96,7 @@ func TestKilledHostTakesTheSandboxWithIt(t *testing.T) {
 	if code := jail.ProcessState.ExitCode(); code != 137 {
 		t.Errorf("jail exited %d, want 137", code)
 	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d", sleep)); !os.IsNotExist(err) {
+	if running(sleep) {
 		syscall.Kill(sleep, syscall.SIGKILL)
 		t.Errorf("the sandboxed sleep %d outlived jail", sleep)
 	}
@@ -108,14 +111,68 @@ func hasComm(children map[int]string, comm string) bool {
 	return false
 }
 
-// TestSetupErrorsReadTheSameWhetherTheHostStays: when the host has left the sandbox to the
-// waiter, init prints its own error (initConfig.HostLeaves); the line and the exit status are
-// those the staying host prints (here kept by a timeout).
-func TestSetupErrorsReadTheSameWhetherTheHostStays(t *testing.T) {
+// TestErrorsReadTheSameWhetherTheHostStays: when the host has left the sandbox to the waiter,
+// init prints its own setup error (initConfig.HostLeaves) and the waiter the timeout's; the
+// line and the exit status are those the staying host prints (here kept by a report).
+func TestErrorsReadTheSameWhetherTheHostStays(t *testing.T) {
 	dir := t.TempDir()
-	_, left, leftCode := runJailIn(t, dir, "", "--", "no-such-command-jail-test")
-	_, stayed, stayedCode := runJailIn(t, dir, "", "--timeout", "1m", "--", "no-such-command-jail-test")
-	if left != stayed || leftCode != 127 || stayedCode != 127 {
-		t.Errorf("host left: exit %d, %q; host stayed: exit %d, %q; want 127 and the same line", leftCode, left, stayedCode, stayed)
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--", "no-such-command-jail-test"}, 127},
+		{[]string{"--timeout", "200ms", "--", "sleep", "30"}, 124},
+	} {
+		_, left, leftCode := runJailIn(t, dir, "", c.args...)
+		_, stayed, stayedCode := runJailIn(t, dir, "", append(hostStays(t), c.args...)...)
+		if left != stayed || leftCode != c.want || stayedCode != c.want || !strings.HasPrefix(left, "jail: ") {
+			t.Errorf("jail %q: host left: exit %d, %q; host stayed: exit %d, %q; want %d and the same line",
+				c.args, leftCode, left, stayedCode, stayed, c.want)
+		}
 	}
+}
+
+// TestKilledJailTakesTheHostWithIt: SIGKILL on the process jail's caller started (the waiter)
+// ends init and the sandbox with it, and the host too: it dies with its parent as init does, and
+// would otherwise find the waiter's pipe closed where it waits for init's status.
+func TestKilledJailTakesTheHostWithIt(t *testing.T) {
+	jail, sleep := startSleeping(t, hostStays(t)...)
+	var host int
+	for pid, comm := range jailChildren(t, jail.Process.Pid) {
+		if comm == "jail" {
+			host = pid
+		}
+	}
+	if host == 0 {
+		t.Fatal("no host")
+	}
+	jail.Process.Kill()
+	jail.Wait()
+	for _, pid := range []int{host, sleep} {
+		gone := false
+		for i := 0; i < 100 && !gone; i++ {
+			gone = !running(pid)
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !gone {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("process %d outlived jail's SIGKILL", pid)
+		}
+	}
+}
+
+// running reports whether process pid exists and has not ended (a zombie has: whoever
+// inherited it may not have reaped it yet).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// hostStays returns options that keep the host to the end of the run: a report to write.
+func hostStays(t *testing.T) []string {
+	return []string{"--report", filepath.Join(t.TempDir(), "report.json")}
 }
