@@ -16,6 +16,7 @@ type Early struct {
 	done    bool // adopted or discarded
 	// beforeRuntime says spawn_early.c started the init, before jail's Go runtime.
 	beforeRuntime bool
+	waiter        *waiter // the process jail's caller waits for, when it is not this one (waiter.go)
 }
 
 // Prestart starts a sandbox's init before the plan exists, so that init's start-up (a Go runtime
@@ -28,17 +29,21 @@ type Early struct {
 // Prestart starts itself dies with this goroutine's thread, which stays locked until then
 // (launchPinned).
 func Prestart(ns profiles.Namespaces, stdio Stdio) *Early {
-	e := &Early{ns: ns, stdio: stdio, signals: subscribe()}
-	w := takeWaiter()
-	if w != nil {
-		go w.catching(e.signals)
-	}
-	if e.sb = takeEarlyInit(ns, stdio, e.signals, w); e.sb != nil {
+	e := &Early{ns: ns, stdio: stdio, signals: subscribe(), waiter: takeWaiter()}
+	if e.sb = takeEarlyInit(ns, stdio, e.signals, e.waiter); e.sb != nil {
 		e.beforeRuntime = true
 		return e
 	}
 	e.sb, e.err = launchPinned(ns, stdio, e.signals)
 	return e
+}
+
+// waiterOrNil returns e's waiter; nil without one. Nil-safe.
+func (e *Early) waiterOrNil() *waiter {
+	if e == nil {
+		return nil
+	}
+	return e.waiter
 }
 
 // Discard kills e's init unless Run adopted it, and stops catching signals. Nil-safe.
@@ -62,7 +67,13 @@ func (e *Early) adopt(spec *profiles.Spec, stdio Stdio) (sb *sandbox, signals *s
 	if spec.Namespaces != e.ns || stdio != e.stdio {
 		logf(spec, "host: the plan does not fit the init started early: starting another")
 		e.sb.discard()
+		e.waiter.forwardHere(e.signals)
 		return nil, e.signals, nil
+	}
+	if e.sb != nil && e.sb.proc.waiter != nil {
+		e.waiter.forwardToInit()
+	} else {
+		e.waiter.forwardHere(e.signals)
 	}
 	_, names := namespaces(e.ns)
 	when := ""

@@ -22,7 +22,9 @@ import (
 // the network and IPC namespaces, and the command gets no capabilities, no_new_privs and a new
 // session. It first names on stderr every protection that cannot hold this way and refuses to
 // start (ExitSetup) unless the plan allows a weaker sandbox. It never falls back silently.
-func runFallback(spec *profiles.Spec, stdio Stdio, obs *observer) (int, error) {
+// waiting, when not nil, is the process jail's caller waits for (waiter.go): it then forwards
+// the signals jail is sent here.
+func runFallback(spec *profiles.Spec, stdio Stdio, obs *observer, waiting *waiter) (int, error) {
 	w := io.Writer(os.Stderr)
 	if stdio.Err != nil {
 		w = stdio.Err
@@ -82,6 +84,8 @@ func runFallback(spec *profiles.Spec, stdio Stdio, obs *observer) (int, error) {
 	}
 	sb := &sandbox{spec: spec, tty: tty, report: make(chan []byte, 1), signals: subscribe()}
 	sb.report <- nil // no init, no report: wait takes the command's own status
+	// The command is this process's child: signals sent to jail come here.
+	waiting.forwardHere(sb.signals)
 	obs.watch(sb, plan)
 	cmd := fallbackCommand{path: path, attr: &syscall.ProcAttr{
 		Dir: spec.Cwd, Env: env, Files: []uintptr{stdio.In.Fd(), stdio.Out.Fd(), stdio.Err.Fd()},

@@ -83,7 +83,7 @@ func runObserved(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) 
 	status, err = runSandbox(spec, stdio, obs, early)
 	if userNSRefused(err) && spec.Fallback == "landlock" {
 		logf(spec, "host: user namespaces refused (%s); falling back to Landlock", err)
-		return runFallback(spec, stdio, obs)
+		return runFallback(spec, stdio, obs, early.waiterOrNil())
 	}
 	return status, err
 }

@@ -15,10 +15,11 @@
 // its exit status is jail's.
 //
 // The host runs in a session of its own, so that signals for jail's process group (a terminal's
-// Ctrl-C, a harness's killpg) reach it only through this process, once. Signals are forwarded
-// to the host once it catches them ('S'), and after a hand-over straight to init, as the host
-// would have forwarded them (init keeps those that come before the command for the command).
-// Until the host catches them they stay pending here.
+// Ctrl-C, a harness's killpg) reach it only through this process, once. They stay pending here
+// until the host says where they go: straight to init once it has adopted it ('I', or 'H'), as
+// the host would have forwarded them (init keeps those that come before the command for the
+// command), so that none is lost in a host that is leaving; or to the host once it catches
+// them ('S') when it runs an init of its own.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +46,7 @@ struct waiter {
 	pid_t init, host;
 	int init_ws, host_ws;
 	int init_done, host_done;
-	int started, handed_over;
+	int started, to_init, handed_over; // what the host said: 'S', 'I', 'H'
 	int hand_fd, back_fd; // -1 once closed
 	// A timeout the host handed over: when (CLOCK_MONOTONIC), the status to exit with and
 	// jail's error to print once it has killed init.
@@ -78,8 +79,8 @@ static size_t take_timeout(struct waiter *w, const unsigned char *b, size_t n) {
 	return sizeof left + 2 + len;
 }
 
-// read_hand reads what the host says on the hand pipe: 'S' (it catches signals), 'H' (it hands
-// the sandbox over), 'T' and a timeout before an 'H'. At the pipe's end (the host is gone) it
+// read_hand reads what the host says on the hand pipe: 'S' (forward signals to it), 'I' (to
+// init), 'H' (it hands the sandbox over), 'T' and a timeout before an 'H'. At the pipe's end (the host is gone) it
 // closes it. The host writes each message in one write below PIPE_BUF, so none is split.
 static void read_hand(struct waiter *w) {
 	unsigned char buf[PIPE_BUF];
@@ -87,6 +88,10 @@ static void read_hand(struct waiter *w) {
 	while ((n = read(w->hand_fd, buf, sizeof buf)) > 0)
 		for (size_t i = 0; i < (size_t)n; i++) {
 			w->started = 1;
+			if (buf[i] == 'S')
+				w->to_init = 0; // also after an 'I': the host runs the Landlock fallback
+			else if (buf[i] == 'I' || buf[i] == 'H')
+				w->to_init = 1;
 			if (buf[i] == 'H')
 				w->handed_over = 1;
 			else if (buf[i] == 'T')
@@ -134,14 +139,14 @@ static void reap(struct waiter *w) {
 	}
 }
 
-// forward passes the signals pending on sfd on: to the host, which forwards them to init as it
-// does without a waiter, or after a hand-over to init itself.
+// forward passes the signals pending on sfd on: to init, once the host has adopted it, or to
+// the host, which passes them to an init of its own.
 static void forward(struct waiter *w, int sfd) {
 	struct signalfd_siginfo si;
 	while (read(sfd, &si, sizeof si) == sizeof si) {
-		if (w->handed_over && !w->init_done)
+		if (w->to_init && !w->init_done)
 			kill(w->init, si.ssi_signo);
-		else if (!w->handed_over && !w->host_done)
+		else if (!w->to_init && !w->host_done)
 			kill(w->host, si.ssi_signo);
 	}
 }

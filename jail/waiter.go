@@ -44,10 +44,23 @@ func newPipeEnd(fd C.int, name string) *os.File {
 	return os.NewFile(uintptr(fd), name)
 }
 
-// catching tells the waiter, once signals catches the forwarded signals, to forward them here.
-func (w *waiter) catching(signals *subscription) {
-	signals.wait()
-	w.hand.Write([]byte{'S'})
+// forwardToInit tells the waiter to forward the signals jail is sent to init, its child, which
+// this process has adopted. Nil-safe.
+func (w *waiter) forwardToInit() {
+	if w != nil {
+		w.hand.Write([]byte{'I'})
+	}
+}
+
+// forwardHere tells the waiter, once signals catches the forwarded signals, to forward them to
+// this process, which passes them to an init of its own. Nil-safe.
+func (w *waiter) forwardHere(signals *subscription) {
+	if w != nil {
+		go func() {
+			signals.wait()
+			w.hand.Write([]byte{'S'})
+		}()
+	}
 }
 
 // handOver leaves the sandbox to the waiter and ends this process: init has its plan, and the

@@ -116,28 +116,48 @@ func findProcess(cmdline string) int {
 	return 0
 }
 
+// TestSignalsReachTheCommand sends SIGUSR1 to jail and expects the command to get it, along each
+// way a signal takes (waiter.c): straight from jail's waiter to the init the host adopted, when
+// the host has left and when it stays (a report), and through the host when it runs an init of
+// its own (a profile file asking for the host's network, which the early init does not have).
 func TestSignalsReachTheCommand(t *testing.T) {
-	cmd := exec.Command(jailBin, "--", "sh", "-c", `trap 'echo got-usr1; exit 3' USR1; echo ready; while :; do sleep 0.05; done`)
-	cmd.Dir = t.TempDir()
+	dir := t.TempDir()
+	hostNet := filepath.Join(dir, "hostnet.toml")
+	writeFile(t, hostNet, "extends = [\"agent\"]\n[network]\nmode = \"host\"\n")
+	for _, args := range [][]string{nil, hostStays(t), {"-p", hostNet}} {
+		if err := signalReachesCommand(dir, args); err != nil {
+			t.Errorf("jail %q: %s", args, err)
+		}
+	}
+}
+
+// signalReachesCommand runs jail with args in dir on a command that waits for SIGUSR1, sends it
+// to jail once the command runs, and says what went wrong.
+func signalReachesCommand(dir string, args []string) error {
+	cmd := exec.Command(jailBin, append(args, "--", "sh", "-c", `trap 'echo got-usr1; exit 3' USR1; echo ready; while :; do sleep 0.05; done`)...)
+	cmd.Dir = dir
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	buf := make([]byte, 64)
 	n, _ := out.Read(buf)
 	if !strings.Contains(string(buf[:n]), "ready") {
-		t.Fatalf("no ready line: %q", buf[:n])
+		cmd.Process.Kill()
+		cmd.Wait()
+		return fmt.Errorf("no ready line: %q", buf[:n])
 	}
 	cmd.Process.Signal(syscall.SIGUSR1)
 	rest := make([]byte, 64)
 	m, _ := out.Read(rest)
 	cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(string(rest[:m]), "got-usr1") {
-		t.Fatalf("SIGUSR1 not forwarded: exit %d, output %q", code, rest[:m])
+		return fmt.Errorf("SIGUSR1 not forwarded: exit %d, output %q", code, rest[:m])
 	}
+	return nil
 }
 
 // TestRusageReachesTheCaller checks that `time jail -- CMD` tells the truth: the command's peak
