@@ -268,8 +268,9 @@ func closeOpened(given, opened Stdio) {
 
 // sendPlan sends init the Spec and the compiled seccomp program, its length first, and closes
 // the pipe once every forwarded signal is caught here: init builds the sandbox meanwhile and
-// waits for that before it starts the command (hostCatchesSignals). A signal that came earlier
-// ended jail (its default action) and init with it (Pdeathsig), before any command ran.
+// waits for that before it starts the command (hostCatchesSignals). Without jail's waiter
+// (waiter.c), a signal that came earlier ended jail (its default action) and init with it
+// (Pdeathsig), before any command ran; the waiter holds them until the host says where they go.
 func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool) {
 	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: batched(), Started: started, HostLeaves: hostLeaves}
 	logf(sb.spec, "host: send the plan")
