@@ -159,6 +159,13 @@ __attribute__((constructor)) static void start_early(int argc, char **argv) {
 	int net;
 	if (&jail_early_opt_in == NULL || !runs_command(argc, argv, &net))
 		return;
+	// A caller that ignores SIGCHLD passes that on, and the kernel would then reap this process's
+	// children itself: the waiter would never see init end. Go's runtime takes SIGCHLD over in
+	// the host and in init; the command gets the default back either way, as it did when jail's
+	// own process was a Go one.
+	struct sigaction chld;
+	if (sigaction(SIGCHLD, NULL, &chld) == 0 && chld.sa_handler == SIG_IGN)
+		signal(SIGCHLD, SIG_DFL);
 	fork_init(argc, argv, net);
 	// Both switch to SCHED_BATCH (batch.c) only now: the child, still SCHED_OTHER when it is
 	// first woken, may preempt what runs on the CPU it lands on (the kernel workers tearing down

@@ -176,3 +176,15 @@ func running(pid int) bool {
 func hostStays(t *testing.T) []string {
 	return []string{"--report", filepath.Join(t.TempDir(), "report.json")}
 }
+
+// TestCallerIgnoringSIGCHLD: a caller that ignores SIGCHLD passes that on to jail, and the kernel
+// would then reap the waiter's children itself, leaving it waiting for an init already gone.
+// The run still ends with the command's status, and the command gets SIGCHLD's default back.
+func TestCallerIgnoringSIGCHLD(t *testing.T) {
+	ignoring := []string{"perl", "-e", `$SIG{CHLD} = "IGNORE"; exec @ARGV or die`}
+	out, errOut, code := runJailWith(t, runOpts{dir: t.TempDir(), wrap: ignoring},
+		"--", "sh", "-c", "grep SigIgn /proc/self/status; exit 3")
+	if code != 3 || !strings.Contains(out, "SigIgn:\t0000000000000000") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 3 and no signal ignored", code, out, errOut)
+	}
+}
