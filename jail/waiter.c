@@ -10,9 +10,9 @@
 // The host now leaves once it has sent init the plan, when nothing is left for it to do (no
 // terminal, report, proxy or fallback; init then prints its own errors, and this process
 // enforces the timeout): it hands the sandbox over ('H' on the hand pipe) and exits, its
-// teardown overlapping init's work and the command's. Otherwise it stays, and this process passes it init's wait status and resource
-// usage (back pipe: only init's parent can reap init); the host then finishes as before, and
-// its exit status is jail's.
+// teardown overlapping init's work and the command's. Otherwise it stays, and this process
+// passes it init's wait status and resource usage (back pipe: only init's parent can reap
+// init); the host then finishes as before, and its exit status is jail's.
 //
 // The host runs in a session of its own, so that signals for jail's process group (a terminal's
 // Ctrl-C, a harness's killpg) reach it only through this process, once. They stay pending here
@@ -80,8 +80,9 @@ static size_t take_timeout(struct waiter *w, const unsigned char *b, size_t n) {
 }
 
 // read_hand reads what the host says on the hand pipe: 'S' (forward signals to it), 'I' (to
-// init), 'H' (it hands the sandbox over), 'T' and a timeout before an 'H'. At the pipe's end (the host is gone) it
-// closes it. The host writes each message in one write below PIPE_BUF, so none is split.
+// init), 'H' (it hands the sandbox over), 'T' and a timeout before an 'H'. At the pipe's end
+// (the host is gone) it closes it. The host writes each message in one write below PIPE_BUF,
+// so none is split.
 static void read_hand(struct waiter *w) {
 	unsigned char buf[PIPE_BUF];
 	ssize_t n;
@@ -182,8 +183,9 @@ static void expire(struct waiter *w) {
 // wait_sandbox is the waiter's life: cfd and sfd are signalfds for SIGCHLD and the forwarded
 // signals, blocked from here on. It runs as SCHED_OTHER again (batch.c): it only ever wakes to
 // end the run or to pass a signal on, and should then preempt what runs where it wakes rather
-// than wait for its time slice (0.05 ms off the exit).
-__attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, int sfd, const sigset_t *blocked) {
+// than wait for its time slice (0.02–0.05 ms off the exit).
+__attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, int sfd,
+                                                   const sigset_t *blocked) {
 	if (jail_batch)
 		jail_unbatch_thread();
 	sigprocmask(SIG_BLOCK, blocked, NULL);
