@@ -39,7 +39,7 @@ rounds() {
 
 # Kernel trace events left enabled (even with tracing off) cost every system call and context
 # switch here (~0.2 µs a syscall for raw_syscalls), and more of jail's than of bwrap's: say so.
-trace_events=$(cat /sys/kernel/tracing/set_event 2>/dev/null | paste -sd' ')
+trace_events=$( (cat /sys/kernel/tracing/set_event 2>/dev/null || true) | paste -sd' ')
 if [ -n "$trace_events" ]; then
 	echo "bench: kernel trace events are enabled ($trace_events): figures will be off; clear them with: echo > /sys/kernel/tracing/set_event" >&2
 fi
