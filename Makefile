@@ -8,12 +8,20 @@
 # dropped since the last one, which on this project's VMs it does after a minute unused: a run
 # whose binary had been dropped entirely took ~1 ms less with it 28% smaller. SYMBOLS=1 keeps
 # them, for perf and gdb.
+#
+# The linker writes the binary in small pieces, and the page cache keeps it that way until the
+# file is dropped and read again: run from those pages, jail took 0.15 ms longer to start and
+# 0.1 ms longer to exit than the same binary copied (interleaved A/B of 300 runs each; evicting
+# and re-reading the linked file closed the gap). An installed binary (cp, install, a package)
+# or one read back from disk is not affected; make copies the linked binary into place so that
+# what it builds runs, and measures, as an installed one does.
 GO ?= go
 STRIP = $(if $(SYMBOLS),,-s -w)
 STATIC = -tags netgo,osusergo -ldflags '$(STRIP) -linkmode external -extldflags -static'
 
 bin/jail: FORCE
-	$(GO) build $(STATIC) -o $@ ./cmd/jail
+	$(GO) build $(STATIC) -o $@.linked ./cmd/jail
+	cp $@.linked $@.new && mv $@.new $@ && rm $@.linked
 
 .PHONY: FORCE
 FORCE:
