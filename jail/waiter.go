@@ -18,12 +18,18 @@ import (
 )
 
 // waiter is the host's link to waiter.c: the jail process the caller waits for, parent of the
-// init spawn_early.c started, when this process is the host it forked. hand tells it that the
-// host catches signals ('S') or leaves the sandbox to it ('H'); back brings init's wait status
-// and resource usage once it has reaped init.
+// init spawn_early.c started, when this process is the host it forked. hand tells it where to
+// forward signals ('S', 'I') and that the host leaves the sandbox to it ('T', 'H'); back brings
+// init's wait status and resource usage once it has reaped init.
 type waiter struct {
 	hand, back *os.File
 }
+
+// waitInit reads C's struct rusage as Go's: the same kernel structure. Both sizes must match.
+var (
+	_ [unsafe.Sizeof(syscall.Rusage{}) - C.sizeof_struct_rusage]byte
+	_ [C.sizeof_struct_rusage - unsafe.Sizeof(syscall.Rusage{})]byte
+)
 
 // takeWaiter returns the link to the waiter, or nil when this process is the one jail's caller
 // waits for. It is taken once.
