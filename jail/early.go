@@ -29,11 +29,18 @@ type Early struct {
 // Prestart starts itself dies with this goroutine's thread, which stays locked until then
 // (launchPinned).
 func Prestart(ns profiles.Namespaces, stdio Stdio) *Early {
-	e := &Early{ns: ns, stdio: stdio, signals: subscribe(), waiter: takeWaiter()}
+	e := &Early{ns: ns, stdio: stdio, waiter: takeWaiter()}
+	if e.waiter != nil {
+		// The waiter, the early init's parent, forwards jail's signals to it (waiter.c).
+		e.signals = uncaught()
+	} else {
+		e.signals = subscribe()
+	}
 	if e.sb = takeEarlyInit(ns, stdio, e.signals, e.waiter); e.sb != nil {
 		e.beforeRuntime = true
 		return e
 	}
+	e.signals = e.signals.caught()
 	e.sb, e.err = launchPinned(ns, stdio, e.signals)
 	return e
 }
@@ -67,6 +74,7 @@ func (e *Early) adopt(spec *profiles.Spec, stdio Stdio) (sb *sandbox, signals *s
 	if spec.Namespaces != e.ns || stdio != e.stdio {
 		logf(spec, "host: the plan does not fit the init started early: starting another")
 		e.sb.discard()
+		e.signals = e.signals.caught()
 		e.waiter.forwardHere(e.signals)
 		return nil, e.signals, nil
 	}

@@ -270,7 +270,8 @@ func closeOpened(given, opened Stdio) {
 // the pipe once every forwarded signal is caught here: init builds the sandbox meanwhile and
 // waits for that before it starts the command (hostCatchesSignals). Without jail's waiter
 // (waiter.c), a signal that came earlier ended jail (its default action) and init with it
-// (Pdeathsig), before any command ran; the waiter holds them until the host says where they go.
+// (Pdeathsig), before any command ran; the waiter holds them until the host says where they go,
+// and forwards them to an init it is the parent of itself (the host catches none: uncaught).
 func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool) {
 	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: batched(), Started: started, HostLeaves: hostLeaves}
 	logf(sb.spec, "host: send the plan")

@@ -14,6 +14,7 @@ type subscription struct {
 	C     chan os.Signal
 	ended chan os.Signal // a reaper's SIGCHLD (subscribeReaper); nil otherwise
 	ready chan struct{}
+	held  bool // uncaught: jail's waiter holds the signals
 }
 
 // subscribe starts catching forwardedSignals.
@@ -33,6 +34,24 @@ func subscribeTo(ended chan os.Signal) *subscription {
 		close(s.ready)
 	}()
 	return s
+}
+
+// uncaught is a subscription that catches nothing, for a host whose signals jail's waiter holds
+// and forwards to init itself (waiter.go): it is ready at once, C never receives, and the runtime
+// makes none of its round trips.
+func uncaught() *subscription {
+	s := &subscription{C: make(chan os.Signal), ready: make(chan struct{}), held: true}
+	close(s.ready)
+	return s
+}
+
+// caught returns s, or when s is uncaught a subscription catching the forwarded signals: for an
+// init of this process's own, to which only it can forward them.
+func (s *subscription) caught() *subscription {
+	if !s.held {
+		return s
+	}
+	return subscribe()
 }
 
 // wait returns once every signal is caught.
