@@ -11,9 +11,10 @@ import (
 	"github.com/jail-sandbox/jail/profiles"
 )
 
-// MaybeInit runs the sandbox's init when this process is one (the host started /proc/self/exe
-// with initArg0, or this is the child spawn_early.c forked) and never returns then; otherwise it
-// returns at once. Call it first in main, and in TestMain of tests that run sandboxes, before
+// MaybeInit runs the setup of the sandbox's init when this process is one, and never returns
+// then; otherwise it returns at once. An init (the host started /proc/self/exe with initArg0, or
+// the child spawn_early.c forked) forks before Go's runtime starts: it stays as the sandbox's
+// pid 1, in C, and its child goes on here as the setup (pid1.c). Call it first in main, and in TestMain of tests that run sandboxes, before
 // anything else can start threads or touch state.
 func MaybeInit() {
 	switch {
@@ -25,8 +26,8 @@ func MaybeInit() {
 	os.Exit(runInit())
 }
 
-// runInit reads the plan, runs the sandbox and returns init's exit status. A failure is sent to
-// the host over reportFd, which prints it as jail's one-line error.
+// runInit reads the plan, builds the sandbox, starts the command and returns the setup's exit
+// status. A failure is sent to the host over reportFd, which prints it as jail's one-line error.
 func runInit() (status int) {
 	defer func() {
 		// A bug in init still ends as jail's one-line error, not as a stack trace the host
@@ -35,9 +36,10 @@ func runInit() (status int) {
 			status = sendReport(&Error{Op: "sandbox init", Detail: fmt.Sprint("panic: ", r), Exit: ExitSetup})
 		}
 	}()
-	// Catching signals takes the runtime half a millisecond of round trips with its signal-mask
-	// thread: it happens while init waits for its plan, instead of before the command starts.
-	r := newReaper()
+	p1, err := takePid1() // pid1.c
+	if err != nil {
+		return sendReport(newError("sandbox init", "", err))
+	}
 	host := os.NewFile(configFd, "config")
 	ns, err := receiveNamespaces(host)
 	if err != nil {
@@ -57,7 +59,7 @@ func runInit() (status int) {
 	if !pre.fits(cfg.Spec) {
 		return sendReport(&Error{Op: "read sandbox plan", Detail: "the plan's namespaces are not init's", Exit: ExitSetup})
 	}
-	status, err = sandboxInit(cfg, host, pre, r)
+	status, err = sandboxInit(cfg, host, pre, p1)
 	if err != nil {
 		return sendReport(newError("setup", "", err))
 	}
@@ -71,9 +73,12 @@ type initStep struct {
 }
 
 // sandboxInit builds the sandbox in the new namespaces, in this order, on what the prelude did,
-// then runs the command and stays pid 1 until it exits, reaping with r. Each step is a function
-// of its own; a failing one stops the run and its error, naming the step, goes back to the host.
-func sandboxInit(cfg *initConfig, host *os.File, pre *prelude, r *reaper) (int, error) {
+// then starts the command as p1's child and names it to p1, which forwards signals to it and
+// reaps it. Each step is a function of its own; a failing one stops the run and its error, naming
+// the step, goes back to the host. When setupStays, it waits for the command's end, finishes the
+// run and returns the command's status; otherwise it returns 0 at once, which pid 1 ignores: it
+// exits with the command's status.
+func sandboxInit(cfg *initConfig, host *os.File, pre *prelude, p1 *pid1) (int, error) {
 	err := runInitSteps(cfg.Spec, []initStep{
 		{"build the root filesystem", func(spec *profiles.Spec) error { // mount*.go: Spec.Mounts, pivot_root, read-only
 			return setupRoot(spec, pre.roots)
@@ -89,10 +94,11 @@ func sandboxInit(cfg *initConfig, host *os.File, pre *prelude, r *reaper) (int, 
 	}
 	namespaces := pre.namespaces(cfg.Observe)
 	tty, stdio := commandTerminal(cfg)
-	// Signals are caught before the command exists, here and by the host, so none sent
-	// meanwhile is lost.
-	r.tty = tty
-	r.signals.wait()
+	if tty != nil {
+		tty.followResizes() // pid 1 sends it SIGWINCH (JAIL_LINK_WINCH)
+	}
+	// Signals sent before the command exists stay pending in pid 1 until it is named; a host that
+	// forwards signals itself must catch them before then too.
 	if err := hostCatchesSignals(host); err != nil {
 		return 0, newError("wait for the host", "", err)
 	}
@@ -103,14 +109,27 @@ func sandboxInit(cfg *initConfig, host *os.File, pre *prelude, r *reaper) (int, 
 	if cfg.Observe {
 		tellHost(initMessage{Started: &startedMessage{PID: pid, Namespaces: namespaces}}) // initmsg.go
 	}
+	stays := setupStays(cfg)
+	if err := p1.name(pid, stays, tty != nil); err != nil {
+		return 0, newError("name the command to pid 1", "", err)
+	}
+	if !stays {
+		return 0, nil
+	}
 	if tty != nil {
 		tty.slave.Close() // the command holds it now
 		tty.start()
 	}
-	ws := r.wait(pid)
+	ws, err := p1.awaitCommand()
+	if err != nil {
+		return 0, newError("wait for the command", "", err)
+	}
+	endRest(pid, pre.flags&unix.CLONE_NEWPID != 0)
 	tty.finish()
 	if cfg.Observe {
-		tellHostExited(ws)
+		if ru, err := p1.usage(); err == nil { // without it the host's own measure of init stands in
+			tellHostExited(ws, ru)
+		}
 	}
 	return exitStatus(ws), nil
 }

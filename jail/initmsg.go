@@ -51,13 +51,10 @@ func tellHost(msg initMessage) error {
 	return err
 }
 
-// tellHostExited sends how the command ended, with the usage of everything init has reaped.
-func tellHostExited(ws syscall.WaitStatus) {
-	msg := &exitedMessage{WaitStatus: ws}
-	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &msg.Rusage) != nil {
-		return // without its usage the host's own measure of init stands in
-	}
-	tellHost(initMessage{Exited: msg})
+// tellHostExited sends how the command ended, with ru, the usage of everything pid 1 had reaped
+// by then.
+func tellHostExited(ws syscall.WaitStatus, ru syscall.Rusage) {
+	tellHost(initMessage{Exited: &exitedMessage{WaitStatus: ws, Rusage: ru}})
 }
 
 // readInit reads init's messages until init is gone, hands every one but an error to the

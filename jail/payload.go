@@ -16,9 +16,9 @@ import (
 // defaultPath is searched when the Spec's environment has no PATH, as execvp(3) does.
 const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 
-// startPayload restricts one locked OS thread and starts the command from it, in a new session.
-// The restrictions are per thread and inherited by a fork: the command gets them all, init's
-// other threads (reaping, forwarding signals) none. The thread is never unlocked, so Go ends it
+// startPayload restricts one locked OS thread and starts the command from it, in a new session,
+// as pid 1's child. The restrictions are per thread and inherited by a fork: the command gets
+// them all, the setup's other threads (relaying a terminal, reporting) none. The thread is never unlocked, so Go ends it
 // with its goroutine instead of reusing it for init's own work.
 func startPayload(cfg *initConfig, stdio Stdio, ctty bool) (pid int, err error) {
 	spec := cfg.Spec
@@ -59,14 +59,14 @@ func restrictAndStart(cfg *initConfig, path string, stdio Stdio, ctty bool) (int
 	}
 	logf(spec, "init: exec %s", path)
 	// syscall.ForkExec, not os/exec: os.StartProcess probes pidfd support on its first use (four
-	// syscalls and a vfork'ed child, 0.17 ms), and the reaper waits for the command by pid, with
-	// every other process.
+	// syscalls and a vfork'ed child, 0.17 ms), and this process does not wait for the command:
+	// CLONE_PARENT makes it pid 1's child (pid1.c).
 	pid, err := syscall.ForkExec(path, spec.Argv, &syscall.ProcAttr{
 		Env:   spec.Env, // the working directory is init's: enterCwd
 		Files: []uintptr{stdio.In.Fd(), stdio.Out.Fd(), stdio.Err.Fd()},
 		// A new session: no controlling terminal unless it is the pseudo-terminal jail made for
 		// it, so TIOCSTI cannot reach the caller's terminal.
-		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: ctty, Ctty: 0},
+		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: ctty, Ctty: 0, Cloneflags: syscall.CLONE_PARENT},
 	})
 	if err != nil {
 		return 0, execError(spec.Argv[0], err)

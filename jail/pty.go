@@ -3,6 +3,8 @@ package jail
 import (
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -165,9 +167,20 @@ func (p *ptyRelay) resize() {
 	}
 }
 
-// finish waits for the command's last output and gives the caller its terminal back. The
-// sandbox is gone by then (init has exited, taking its pid namespace with it), so the relay
-// reaches the end of the output.
+// followResizes resizes the pseudo-terminal on every SIGWINCH this process gets from now on.
+func (p *ptyRelay) followResizes() {
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	go func() {
+		for range winch {
+			p.resize()
+		}
+	}()
+}
+
+// finish waits for the command's last output and gives the caller its terminal back. Every
+// process holding the pseudo-terminal is dead or killed by then (init has exited, or its setup
+// killed what the command left), so the relay reaches the end of the output.
 func (p *ptyRelay) finish() {
 	if p == nil {
 		return

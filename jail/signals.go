@@ -3,7 +3,6 @@ package jail
 import (
 	"os"
 	"os/signal"
-	"syscall"
 )
 
 // subscription catches the forwarded signals on C. The Go runtime enables each signal in a
@@ -12,25 +11,15 @@ import (
 // waited for only where it must hold: before the command can exist.
 type subscription struct {
 	C     chan os.Signal
-	ended chan os.Signal // a reaper's SIGCHLD (subscribeReaper); nil otherwise
 	ready chan struct{}
 	held  bool // uncaught: jail's waiter holds the signals
 }
 
 // subscribe starts catching forwardedSignals.
-func subscribe() *subscription { return subscribeTo(nil) }
-
-// subscribeReaper starts catching forwardedSignals, and SIGCHLD on ended. One SIGCHLD pending is
-// enough: the reaper reaps every child that ended when it wakes.
-func subscribeReaper() *subscription { return subscribeTo(make(chan os.Signal, 1)) }
-
-func subscribeTo(ended chan os.Signal) *subscription {
-	s := &subscription{C: make(chan os.Signal, 16), ended: ended, ready: make(chan struct{})}
+func subscribe() *subscription {
+	s := &subscription{C: make(chan os.Signal, 16), ready: make(chan struct{})}
 	go func() {
 		signal.Notify(s.C, forwardedSignals...)
-		if ended != nil {
-			signal.Notify(ended, syscall.SIGCHLD)
-		}
 		close(s.ready)
 	}()
 	return s
@@ -64,8 +53,5 @@ func (s *subscription) stop() {
 		<-s.ready
 		signal.Stop(s.C)
 		close(s.C)
-		if s.ended != nil {
-			signal.Stop(s.ended)
-		}
 	}()
 }

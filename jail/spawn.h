@@ -84,3 +84,24 @@ struct jail_waited {
 
 // jail_is_early_init is set in the child spawn_early.c started, which goes on as jail's init.
 extern int jail_is_early_init;
+
+// jail_become_pid1 makes the calling init the sandbox's pid 1 (pid1.c), which never returns here,
+// and returns in its child, the setup, which goes on into Go's runtime with jail_pid1_link_fd and
+// jail_pid1_back_fd set. It fails by writing why to reportFd (4) and exiting 125.
+void jail_become_pid1(void);
+
+// The setup's ends of its pipes to pid 1 (-1: none): it writes a struct jail_link on the first
+// once it has started the command, and reads a struct jail_waited from the second when it stays.
+extern int jail_pid1_link_fd, jail_pid1_back_fd;
+
+// jail_link names the command to pid 1: its pid (the setup started it as pid 1's child), and
+// what the setup does while it runs. A setup that stays sends one more, JAIL_LINK_USAGE alone.
+struct jail_link {
+	int32_t pid;
+	int32_t flags;
+};
+enum {
+	JAIL_LINK_STAYS = 1, // the setup stays for the command's end: a struct jail_waited on back_fd
+	JAIL_LINK_WINCH = 2, // SIGWINCH goes to the setup, which relays the command's terminal
+	JAIL_LINK_USAGE = 4, // asks for another struct jail_waited, with the usage of all pid 1 reaped
+};

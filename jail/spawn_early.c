@@ -108,6 +108,7 @@ static void become_init(struct jail_spawn *s, int argc, char **argv) {
 	if (close_range(s->nfds, ~0U, 0) < 0)
 		jail_spawn_fail(s);
 	jail_is_early_init = 1;
+	jail_become_pid1(); // returns in the setup, a child, which goes on into Go's runtime
 }
 
 // fork_init forks init, in the namespaces net says, and returns in jail and in init (then

@@ -37,10 +37,8 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "parent.h"
 #include "spawn.h"
-
-// The signals the host forwards (run.go's forwardedSignals).
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 
 struct waiter {
 	pid_t init, host;
@@ -55,11 +53,6 @@ struct waiter {
 	int timeout_status;
 	char timeout_error[256];
 };
-
-// status is a wait status as a shell reports it: the exit code, or 128+N for signal N.
-static int status(int ws) {
-	return WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : WEXITSTATUS(ws);
-}
 
 // take_timeout takes a 'T' record's body at b (n bytes; waiter.go's handOver): the time left in
 // ns, the exit status and jail's error, after its length. Returns the bytes it took.
@@ -203,9 +196,7 @@ __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, in
 		if (fds[1].revents)
 			read_hand(w);
 		if (fds[0].revents) {
-			struct signalfd_siginfo si;
-			while (read(cfd, &si, sizeof si) == sizeof si)
-				;
+			jail_drain_signalfd(cfd);
 			reap(w);
 		}
 		if (w->started)
@@ -215,29 +206,7 @@ __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, in
 		dprintf(2, "jail: %s\n", w->timeout_error);
 		_exit(w->timeout_status);
 	}
-	_exit(status(w->handed_over ? w->init_ws : w->host_ws));
-}
-
-// signalfds makes *cfd a signalfd for SIGCHLD and *sfd one for the forwarded signals, and sets
-// blocked to all of them. Returns 0, or -1 with neither made.
-static int signalfds(int *cfd, int *sfd, sigset_t *blocked) {
-	sigset_t child, fwd;
-	sigemptyset(&child);
-	sigaddset(&child, SIGCHLD);
-	sigemptyset(&fwd);
-	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
-		sigaddset(&fwd, forwarded[i]);
-	*blocked = fwd;
-	sigaddset(blocked, SIGCHLD);
-	*cfd = signalfd(-1, &child, SFD_NONBLOCK | SFD_CLOEXEC);
-	*sfd = signalfd(-1, &fwd, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (*cfd >= 0 && *sfd >= 0)
-		return 0;
-	if (*cfd >= 0)
-		close(*cfd);
-	if (*sfd >= 0)
-		close(*sfd);
-	return -1;
+	_exit(jail_exit_status(w->handed_over ? w->init_ws : w->host_ws));
 }
 
 void jail_fork_host(void) {
@@ -251,7 +220,7 @@ void jail_fork_host(void) {
 		return;
 	}
 	pid_t waiter = getpid(), host = -1;
-	if (signalfds(&cfd, &sfd, &blocked) == 0 && (host = fork()) < 0) {
+	if (jail_signalfds(&cfd, &sfd, &blocked) == 0 && (host = fork()) < 0) {
 		close(cfd);
 		close(sfd);
 	}

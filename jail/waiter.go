@@ -25,7 +25,7 @@ type waiter struct {
 	hand, back *os.File
 }
 
-// waitInit reads C's struct rusage as Go's: the same kernel structure. Both sizes must match.
+// readWaited reads C's struct rusage as Go's: the same kernel structure. Both sizes must match.
 var (
 	_ [unsafe.Sizeof(syscall.Rusage{}) - C.sizeof_struct_rusage]byte
 	_ [C.sizeof_struct_rusage - unsafe.Sizeof(syscall.Rusage{})]byte
@@ -90,10 +90,16 @@ func (w *waiter) handOver(deadline time.Time, expired *Error) {
 
 // waitInit returns init's wait status and resource usage once the waiter has reaped it.
 func (w *waiter) waitInit() (syscall.WaitStatus, syscall.Rusage, error) {
+	return readWaited(w.back, "jail's waiter")
+}
+
+// readWaited reads a struct jail_waited from r, which a C parent (waiter.c, pid1.c) writes once
+// it has reaped a child.
+func readWaited(r io.Reader, from string) (syscall.WaitStatus, syscall.Rusage, error) {
 	var msg C.struct_jail_waited
 	buf := unsafe.Slice((*byte)(unsafe.Pointer(&msg)), C.sizeof_struct_jail_waited)
-	if _, err := io.ReadFull(w.back, buf); err != nil {
-		return 0, syscall.Rusage{}, fmt.Errorf("read init's status from jail's waiter: %w", err)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return 0, syscall.Rusage{}, fmt.Errorf("read a wait status from %s: %w", from, err)
 	}
 	return syscall.WaitStatus(msg.wait_status), *(*syscall.Rusage)(unsafe.Pointer(&msg.rusage)), nil
 }

@@ -161,6 +161,16 @@ func TestReportSignalDeath(t *testing.T) {
 	r.exitRecord(t, 143)
 }
 
+// TestReportCountsWhatTheCommandLeft: the usage reported includes a process the command left
+// running, which jail kills at the end: pid 1 measures once it has reaped it (pid1.c).
+func TestReportCountsWhatTheCommandLeft(t *testing.T) {
+	r := runJailReport(t, "--", "sh", "-c", `sh -c 'while :; do :; done' & sleep 0.5`)
+	u := r.report.Usage
+	if r.code != 0 || u == nil || u.Of != "command" || u.UserSeconds+u.SystemSeconds < 0.1 {
+		t.Errorf("exit %d, usage %+v: want the busy loop's CPU time in it; stderr %q", r.code, u, r.stderr)
+	}
+}
+
 func TestReportTimeout(t *testing.T) {
 	r := runJailReport(t, "--timeout", "300ms", "--", "sleep", "60")
 	rep := r.report

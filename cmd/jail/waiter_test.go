@@ -184,6 +184,27 @@ func hostStays(t *testing.T) []string {
 	return []string{"--report", filepath.Join(t.TempDir(), "report.json")}
 }
 
+// TestCommandIsPid1sChild: the command is the child of the sandbox's pid 1 (pid1.c), which reaps
+// it; init's setup, pid 1's other child, has left by the time the command runs, unless it stays
+// for the command's end to report it.
+func TestCommandIsPid1sChild(t *testing.T) {
+	script := `echo $PPID; for i in $(seq 50); do [ "$(cat /proc/[0-9]*/comm 2>/dev/null | grep -c jail-init)" = "$1" ] && exit 0; sleep 0.1; done; cat /proc/[0-9]*/comm; exit 1`
+	for _, c := range []struct {
+		name  string
+		args  []string
+		inits string // processes named jail-init in the sandbox
+	}{
+		{"plain", nil, "1"},
+		{"reported", hostStays(t), "2"},
+	} {
+		args := append(append(c.args, "--", "sh", "-c", script, "sh"), c.inits)
+		out, errOut, code := runJail(t, args...)
+		if code != 0 || out != "1\n" {
+			t.Errorf("%s: the command's parent and the processes inside: %q (exit %d, %s); want parent 1, %s jail-init", c.name, out, code, errOut, c.inits)
+		}
+	}
+}
+
 // TestCallerIgnoringSIGCHLD: a caller that ignores SIGCHLD passes that on to jail, and the kernel
 // would then reap the waiter's children itself, leaving it waiting for an init already gone.
 // The run still ends with the command's status, and the command gets SIGCHLD's default back.

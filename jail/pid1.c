@@ -1,0 +1,211 @@
+// The sandbox's pid 1, in C. jail's init (the child spawn_early.c forks, or the process the host
+// executes as jail_init_arg0) forks first thing, before Go's runtime: the child goes on into Go
+// as init's setup (init.go: it builds the sandbox from the plan and starts the command), and this
+// process stays pid 1 of the sandbox's pid namespace, small and single-threaded. The setup starts
+// the command with CLONE_PARENT, so the command is this process's child too: pid 1 reaps it and
+// every orphan, forwards jail's signals to it, and when it ends kills what is left and exits with
+// its status.
+//
+// Why: as pid 1, a Go init took about a quarter of a millisecond after the command's end to
+// notice it (the runtime's signal delivery across threads), end its seven threads and unmap its
+// runtime, and jail's caller waited for all of it. The setup now exits once it has named the
+// command on the link pipe, its teardown overlapping the command's run. It stays when it has
+// work while the command runs (a terminal to relay, a report, the egress proxy's ports,
+// --explain's listener): then pid 1 passes it the command's wait status on the back pipe, the
+// setup kills what is left, asks for the usage of all pid 1 reaped and finishes, and pid 1 exits
+// with its status.
+//
+// The signals are blocked from pid 1's start, so that none sent before the command exists is
+// lost or ignored (a blocked signal is queued even for a pid 1 without a handler): they stay
+// pending until the setup names the command. SIGWINCH goes to a setup relaying a terminal: it
+// resizes the pseudo-terminal, and the kernel signals the command.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "parent.h"
+#include "spawn.h"
+
+int jail_pid1_link_fd = -1, jail_pid1_back_fd = -1;
+
+struct pid1 {
+	pid_t setup, command; // command: 0 until the setup names it
+	int setup_ws, command_ws;
+	int setup_done, command_done;
+	int flags;            // the setup's JAIL_LINK_* flags
+	int told;             // the setup was sent the command's end
+	int children;         // a child was left at the last reap
+	int link_fd, back_fd; // link_fd: -1 once closed
+};
+
+// named says whom the forwarded signals go to is known: the command, or nobody once the setup
+// ended without naming one.
+static int named(const struct pid1 *p) {
+	return p->command > 0 || p->setup_done;
+}
+
+// tell sends the setup the command's wait status and the usage of everything reaped so far.
+static void tell(struct pid1 *p) {
+	struct jail_waited msg = {.wait_status = p->command_ws};
+	getrusage(RUSAGE_CHILDREN, &msg.rusage);
+	p->told = write(p->back_fd, &msg, sizeof msg) == sizeof msg; // or the setup is gone
+}
+
+// read_link reads the setup's messages (struct jail_link, each written in one write), and closes
+// the pipe at its end.
+static void read_link(struct pid1 *p) {
+	struct jail_link msg;
+	ssize_t n;
+	while ((n = read(p->link_fd, &msg, sizeof msg)) == sizeof msg) {
+		if (msg.flags & JAIL_LINK_USAGE) {
+			tell(p);
+			continue;
+		}
+		p->command = msg.pid;
+		p->flags = msg.flags;
+	}
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		close(p->link_fd);
+		p->link_fd = -1;
+	}
+}
+
+// command_ended notes the command's end, and passes it on to a setup that stays for it.
+static void command_ended(struct pid1 *p, int ws) {
+	p->command_done = 1;
+	p->command_ws = ws;
+	if (p->flags & JAIL_LINK_STAYS && !p->setup_done)
+		tell(p);
+}
+
+// reap reaps every child that ended. Until the setup names the command, only the setup: the
+// command may end before that, and its status waits for its name.
+static void reap(struct pid1 *p) {
+	for (;;) {
+		int ws;
+		pid_t pid = waitpid(named(p) ? -1 : p->setup, &ws, WNOHANG);
+		p->children = pid == 0;
+		if (pid <= 0)
+			return;
+		if (pid == p->setup) {
+			p->setup_done = 1;
+			p->setup_ws = ws;
+			if (p->link_fd >= 0)
+				read_link(p); // a name written just before the setup exited
+		} else if (pid == p->command) {
+			command_ended(p, ws);
+		}
+	}
+}
+
+// forward passes the signals pending on sfd to the command, or SIGWINCH to a setup relaying the
+// command's terminal; once the command has ended, to nobody.
+static void forward(struct pid1 *p, int sfd) {
+	struct signalfd_siginfo si;
+	while (read(sfd, &si, sizeof si) == sizeof si) {
+		pid_t to = p->command_done ? 0 : p->command;
+		if (si.ssi_signo == SIGWINCH && p->flags & JAIL_LINK_WINCH && !p->setup_done)
+			to = p->setup;
+		if (to > 0)
+			kill(to, si.ssi_signo);
+	}
+}
+
+// finished says the run is over: the command ended and no setup stays for it, or the setup
+// ended (having named no command, or once the command ended too).
+static int finished(const struct pid1 *p) {
+	if (p->setup_done)
+		return p->command <= 0 || p->command_done;
+	return p->command_done && !(p->flags & JAIL_LINK_STAYS);
+}
+
+// end kills what the run left and reaps it all. As pid 1, kill(-1) reaches every process in the
+// pid namespace, and an empty child list means an empty sandbox; without a pid namespace that
+// would be every process of the user on the host, so then only the command's process group.
+static void end(struct pid1 *p) {
+	if (getpid() == 1) {
+		if (p->children)
+			kill(-1, SIGKILL);
+	} else if (p->command > 0) {
+		kill(-p->command, SIGKILL);
+	}
+	while (wait4(-1, NULL, 0, NULL) > 0 || errno == EINTR)
+		;
+}
+
+// serve is pid 1's life, with cfd and sfd signalfds for SIGCHLD and the forwarded signals.
+__attribute__((noreturn)) static void serve(struct pid1 *p, int cfd, int sfd) {
+	reap(p);
+	while (!finished(p)) {
+		struct pollfd fds[3] = {
+		    {.fd = cfd, .events = POLLIN},
+		    {.fd = p->link_fd, .events = POLLIN},
+		    {.fd = named(p) ? sfd : -1, .events = POLLIN},
+		};
+		if (poll(fds, 3, -1) < 0)
+			continue;
+		if (fds[1].revents)
+			read_link(p);
+		if (fds[0].revents)
+			jail_drain_signalfd(cfd);
+		reap(p); // also after a name: the command may have ended before it came
+		if (named(p))
+			forward(p, sfd);
+	}
+	end(p);
+	_exit(jail_exit_status(p->told || !p->command_done ? p->setup_ws : p->command_ws));
+}
+
+void jail_become_pid1(void) {
+	int cfd, sfd, link[2], back[2];
+	sigset_t blocked, old;
+	if (jail_signalfds(&cfd, &sfd, &blocked) < 0 || pipe2(link, O_CLOEXEC) < 0 || pipe2(back, O_CLOEXEC) < 0)
+		goto fail;
+	sigprocmask(SIG_BLOCK, &blocked, &old); // from before the fork: pid 1 loses none
+	signal(SIGCHLD, SIG_DFL);               // ignored, the kernel would reap the command itself
+	pid_t setup = fork();
+	if (setup < 0)
+		goto fail;
+	if (setup == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(cfd);
+		close(sfd);
+		close(link[0]);
+		close(back[1]);
+		jail_pid1_link_fd = link[1];
+		jail_pid1_back_fd = back[0];
+		return;
+	}
+	// The setup holds init's stdio and pipes to the host. Like the Go init before it, pid 1
+	// keeps the namespace's capabilities, and is non-dumpable: the command can neither read
+	// its memory (jail's environment, as forked) nor trace it.
+	close_range(0, 4, 0);
+	close(link[1]);
+	close(back[0]);
+	fcntl(link[0], F_SETFL, O_NONBLOCK);
+	signal(SIGPIPE, SIG_IGN); // a setup gone before it read the command's end
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		kill(setup, SIGKILL);
+		_exit(125);
+	}
+	struct pid1 p = {.setup = setup, .link_fd = link[0], .back_fd = back[1]};
+	serve(&p, cfd, sfd);
+fail:
+	dprintf(4, "fork the sandbox's pid 1: %s\n", strerror(errno));
+	_exit(125);
+}
+
+// An init the host executed (launchInit) becomes pid 1 and its setup here, before Go's runtime.
+__attribute__((constructor)) static void become_pid1_when_init(int argc, char **argv) {
+	if (argc > 0 && strcmp(argv[0], jail_init_arg0) == 0)
+		jail_become_pid1();
+}
