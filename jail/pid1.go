@@ -36,15 +36,20 @@ func takePid1() (*pid1, error) {
 // process waits for the command's end (awaitCommand), terminal that it relays the command's
 // pseudo-terminal and takes SIGWINCH.
 func (p *pid1) name(command int, stays, terminal bool) error {
-	var flags int32
+	var flags uint32
 	if stays {
 		flags |= C.JAIL_LINK_STAYS
 	}
 	if terminal {
 		flags |= C.JAIL_LINK_WINCH
 	}
-	msg := binary.NativeEndian.AppendUint32(nil, uint32(command))
-	_, err := p.link.Write(binary.NativeEndian.AppendUint32(msg, uint32(flags))) // struct jail_link
+	return p.send(uint32(command), flags)
+}
+
+// send writes a struct jail_link, in one write.
+func (p *pid1) send(pid, flags uint32) error {
+	msg := binary.NativeEndian.AppendUint32(nil, pid)
+	_, err := p.link.Write(binary.NativeEndian.AppendUint32(msg, flags))
 	return err
 }
 
@@ -56,8 +61,7 @@ func (p *pid1) awaitCommand() (syscall.WaitStatus, error) {
 
 // usage returns the resource usage of everything pid 1 has reaped.
 func (p *pid1) usage() (syscall.Rusage, error) {
-	msg := binary.NativeEndian.AppendUint32(nil, 0)
-	if _, err := p.link.Write(binary.NativeEndian.AppendUint32(msg, C.JAIL_LINK_USAGE)); err != nil {
+	if err := p.send(0, C.JAIL_LINK_USAGE); err != nil {
 		return syscall.Rusage{}, err
 	}
 	_, ru, err := readWaited(p.back, "pid 1")
