@@ -205,6 +205,57 @@ func TestCommandIsPid1sChild(t *testing.T) {
 	}
 }
 
+// TestSignalsBeforeTheCommandAreKept: a signal sent while the sandbox is still being set up, to
+// jail or straight to the sandbox's pid 1, reaches the command once it exists. jail reads its
+// profile from a FIFO here, so the signal is surely sent before the plan, and so the command,
+// exists; pid 1 blocks the signals from its start (pid1.c), the waiter holds them until the host
+// says where they go (waiter.c).
+func TestSignalsBeforeTheCommandAreKept(t *testing.T) {
+	for _, to := range []string{"jail", "jail-init"} {
+		dir := t.TempDir()
+		fifo := filepath.Join(dir, "profile.toml")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(jailBin, "-p", fifo, "--", "sleep", "10")
+		cmd.Dir = dir
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		// The waiter, init and the host exist (the host waiting for its profile), and the
+		// waiter has had time to block signals, which it does right after forking the host.
+		var children map[int]string
+		for i := 0; i < 100 && len(children) < 2; i++ {
+			time.Sleep(10 * time.Millisecond)
+			children = jailChildren(t, cmd.Process.Pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+		pid := cmd.Process.Pid // jail: the waiter
+		for child, comm := range children {
+			if to == "jail-init" && comm == to {
+				pid = child
+			}
+		}
+		syscall.Kill(pid, syscall.SIGUSR1)
+		// The signal is pending where it went, the plan unsent. Then the profile: opening the
+		// FIFO fails with ENXIO if jail is gone.
+		time.Sleep(100 * time.Millisecond)
+		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			t.Fatalf("SIGUSR1 to %s: jail no longer reads its profile: %v", to, err)
+		}
+		f.WriteString("extends = [\"agent\"]\n")
+		f.Close()
+		start := time.Now()
+		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGUSR1) || time.Since(start) > 5*time.Second {
+			t.Errorf("SIGUSR1 to %s (pid %d of %v) before the command existed: exit %d after %v, want %d at once",
+				to, pid, children, code, time.Since(start), 128+int(syscall.SIGUSR1))
+		}
+	}
+}
+
 // TestCallerIgnoringSIGCHLD: a caller that ignores SIGCHLD passes that on to jail, and the kernel
 // would then reap the waiter's children itself, leaving it waiting for an init already gone.
 // The run still ends with the command's status, and the command gets SIGCHLD's default back.
