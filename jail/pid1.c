@@ -15,10 +15,13 @@
 // setup kills what is left, asks for the usage of all pid 1 reaped and finishes, and pid 1 exits
 // with its status.
 //
-// The signals are blocked from pid 1's start, so that none sent before the command exists is
-// lost or ignored (a blocked signal is queued even for a pid 1 without a handler): they stay
-// pending until the setup names the command. SIGWINCH goes to a setup relaying a terminal: it
-// resizes the pseudo-terminal, and the kernel signals the command.
+// The signals are blocked before the setup is forked, microseconds into pid 1's life and long
+// before the host can have sent the plan, so that none sent before the command exists is lost
+// (a blocked signal is queued even for a pid 1 without a handler): they stay pending until the
+// setup names the command. One sent in those first microseconds, which a pid 1 with no handler
+// ignores, is lost as it was with the Go init, whose window lasted until its runtime caught it.
+// SIGWINCH goes to a setup relaying a terminal: it resizes the pseudo-terminal, and the kernel
+// signals the command.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -168,9 +171,10 @@ __attribute__((noreturn)) static void serve(struct pid1 *p, int cfd, int sfd) {
 void jail_become_pid1(void) {
 	int cfd, sfd, link[2], back[2];
 	sigset_t blocked, old;
-	if (jail_signalfds(&cfd, &sfd, &blocked) < 0 || pipe2(link, O_CLOEXEC) < 0 || pipe2(back, O_CLOEXEC) < 0)
+	if (jail_signalfds(&cfd, &sfd, &blocked) < 0 || pipe2(link, O_CLOEXEC) < 0 ||
+	    pipe2(back, O_CLOEXEC) < 0)
 		goto fail;
-	sigprocmask(SIG_BLOCK, &blocked, &old); // from before the fork: pid 1 loses none
+	sigprocmask(SIG_BLOCK, &blocked, &old); // before the fork: pid 1 loses none sent during setup
 	signal(SIGCHLD, SIG_DFL);               // ignored, the kernel would reap the command itself
 	pid_t setup = fork();
 	if (setup < 0)

@@ -82,10 +82,11 @@ static int std_fds_open(void) {
 
 int jail_is_early_init;
 
-// become_init makes the child jail's init without an execve: it returns, and Go's runtime then
-// starts in it as it would have in an executed init, which would only have loaded this binary
-// again (0.4 ms more on the sandbox's way). runc's nsexec starts its init the same way. A
-// failure is reported and ends the child, as jail_spawn_child's.
+// become_init makes the child jail's init without an execve: it becomes pid 1 (pid1.c), whose
+// child, the setup, returns, and Go's runtime then starts in it as it would have in an executed
+// init, which would only have loaded this binary again (0.4 ms more on the sandbox's way).
+// runc's nsexec starts its init the same way. A failure is reported and ends the child, as
+// jail_spawn_child's.
 static void become_init(struct jail_spawn *s, int argc, char **argv) {
 	if (jail_spawn_setup(s) < 0)
 		jail_spawn_fail(s);
@@ -162,8 +163,8 @@ __attribute__((constructor)) static void start_early(int argc, char **argv) {
 		return;
 	// A caller that ignores SIGCHLD passes that on, and the kernel would then reap this process's
 	// children itself: the waiter would never see init end. Go's runtime takes SIGCHLD over in
-	// the host and in init; the command gets the default back either way, as it did when jail's
-	// own process was a Go one.
+	// the host and in init's setup, and pid 1 resets it (pid1.c); the command gets the default
+	// back either way, as it did when jail's own process was a Go one.
 	struct sigaction chld;
 	if (sigaction(SIGCHLD, NULL, &chld) == 0 && chld.sa_handler == SIG_IGN)
 		signal(SIGCHLD, SIG_DFL);
