@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -128,10 +127,9 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, cmd fallbackCom
 	}
 	sb.signals.wait() // before the command exists
 	done := make(chan result)
-	go func() {
-		// Never unlocked, so the thread ends with this goroutine. It also waits for the
-		// command, since Pdeathsig fires when the thread that forked it exits.
-		runtime.LockOSThread()
+	// The thread also waits for the command, since Pdeathsig fires when the thread that forked
+	// it exits; jail stays, so the thread is not its leader.
+	goRestricting(true, func() {
 		proc, err := restrictAndStartFallback(sb.spec, plan, bpf, cmd, w, sb.obs)
 		if err != nil {
 			done <- result{ExitSetup, err}
@@ -152,7 +150,7 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, cmd fallbackCom
 		// would take every process.
 		unix.Kill(-sb.proc.pid, unix.SIGKILL)
 		done <- result{status, err}
-	}()
+	})
 	r := <-done
 	if r.err != nil && sb.proc == nil { // never started: undo what wait would have
 		sb.signals.stop()

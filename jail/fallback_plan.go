@@ -162,10 +162,10 @@ func namespaceLosses(spec *profiles.Spec, abi int) []string {
 		lost = append(lost, "filesystem isolation: this kernel has no Landlock")
 	}
 	if spec.Namespaces.PID {
-		lost = append(lost, "pid isolation: host processes stay visible in /proc; processes the command moves to a new session outlive it and --timeout, and it can stop jail itself (Landlock still blocks ptrace of host processes)")
+		lost = append(lost, "pid isolation: host processes stay visible in /proc; processes the command moves to a new session outlive it and --timeout (Landlock still blocks ptrace of host processes)")
 	}
 	if abi < 6 {
-		lost = append(lost, fmt.Sprintf("signals to host processes: scoping them needs Landlock ABI 6, this kernel has %d", abi))
+		lost = append(lost, fmt.Sprintf("signals to host processes, jail itself among them: scoping them needs Landlock ABI 6, this kernel has %d", abi))
 	}
 	host := spec.Network.Mode == "host"
 	if host && abi < 6 {

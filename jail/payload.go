@@ -3,7 +3,6 @@ package jail
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 
@@ -18,8 +17,8 @@ const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 
 // startPayload restricts one locked OS thread and starts the command from it, in a new session,
 // as pid 1's child. The restrictions are per thread and inherited by a fork: the command gets
-// them all, the setup's other threads (relaying a terminal, reporting) none. The thread is never unlocked, so Go ends it
-// with its goroutine instead of reusing it for init's own work.
+// them all, the setup's other threads (relaying a terminal, reporting) none. A setup that stays
+// keeps that thread off its leader, out of the command's signals (goRestricting).
 func startPayload(cfg *initConfig, stdio Stdio, ctty bool) (pid int, err error) {
 	spec := cfg.Spec
 	path, err := lookPath(spec.Argv[0], spec.Cwd, spec.Env)
@@ -31,11 +30,10 @@ func startPayload(cfg *initConfig, stdio Stdio, ctty bool) (pid int, err error) 
 		err error
 	}
 	done := make(chan started)
-	go func() {
-		runtime.LockOSThread()
+	goRestricting(setupStays(cfg), func() {
 		pid, err := restrictAndStart(cfg, path, stdio, ctty)
 		done <- started{pid, err}
-	}()
+	})
 	s := <-done
 	return s.pid, s.err
 }
