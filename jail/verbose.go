@@ -26,7 +26,7 @@ var started = int64(C.jail_started_ns)
 // stream.
 func logf(spec *profiles.Spec, format string, args ...any) {
 	if spec.Verbose {
-		logAt(spec, time.Now(), format, args...)
+		logLine(monotonic(), format, args...)
 	}
 }
 
@@ -35,8 +35,26 @@ func logf(spec *profiles.Spec, format string, args ...any) {
 // clock only here, in a verbose run.
 func logAt(spec *profiles.Spec, t time.Time, format string, args ...any) {
 	if spec.Verbose {
-		at := monotonic() - int64(time.Since(t))
-		fmt.Fprintf(os.Stderr, "jail: "+format+" (+%.2f ms)\n", append(args, float64(at-started)/1e6)...)
+		logLine(monotonicAt(t), format, args...)
+	}
+}
+
+// logLine writes a verbose line for a step at CLOCK_MONOTONIC at.
+func logLine(at int64, format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "jail: "+format+" (+%.2f ms)\n", append(args, float64(at-started)/1e6)...)
+}
+
+// monotonicAt is t on CLOCK_MONOTONIC. Go's clock is the same one counted from another origin,
+// so one reading of each gives the offset, but only when nothing held this thread up between
+// them (a preempted SCHED_BATCH thread once put a step 0.1 ms early, before the plan it read had
+// been sent): the pair is read again until its readings fall within a few microseconds.
+func monotonicAt(t time.Time) int64 {
+	for try := 0; ; try++ {
+		before := time.Now()
+		m := monotonic()
+		if d := time.Since(before); d < 20*time.Microsecond || try == 10 {
+			return m - int64(d/2) - int64(before.Sub(t))
+		}
 	}
 }
 
