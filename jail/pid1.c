@@ -21,7 +21,8 @@
 // setup names the command. One sent in those first microseconds, which a pid 1 with no handler
 // ignores, is lost as it was with the Go init, whose window lasted until its runtime caught it.
 // SIGWINCH goes to a setup relaying a terminal: it resizes the pseudo-terminal, and the kernel
-// signals the command.
+// signals the command. A signal that comes once the command has ended ends a setup still
+// finishing the run.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +46,7 @@ struct pid1 {
 	int setup_ws, command_ws;
 	int setup_done, command_done;
 	int flags;            // the setup's JAIL_LINK_* flags
-	int told;             // the setup was sent the command's end
+	int told;             // the setup was sent the command's end: its status is the run's
 	int children;         // a child was left at the last reap
 	int link_fd, back_fd; // link_fd: -1 once closed
 };
@@ -111,15 +112,21 @@ static void reap(struct pid1 *p) {
 }
 
 // forward passes the signals pending on sfd to the command, or SIGWINCH to a setup relaying the
-// command's terminal; once the command has ended, to nobody.
+// command's terminal. Once the command has ended, a signal other than SIGWINCH ends a setup that
+// stays to finish the run, and the command's status stands: jail's caller wants jail gone, and
+// the setup may never finish (a command without Landlock's signal scope can stop it).
 static void forward(struct pid1 *p, int sfd) {
 	struct signalfd_siginfo si;
 	while (read(sfd, &si, sizeof si) == sizeof si) {
-		pid_t to = p->command_done ? 0 : p->command;
-		if (si.ssi_signo == SIGWINCH && p->flags & JAIL_LINK_WINCH && !p->setup_done)
-			to = p->setup;
-		if (to > 0)
-			kill(to, si.ssi_signo);
+		if (si.ssi_signo == SIGWINCH && p->flags & JAIL_LINK_WINCH && !p->setup_done) {
+			kill(p->setup, SIGWINCH);
+		} else if (!p->command_done) {
+			if (p->command > 0)
+				kill(p->command, si.ssi_signo);
+		} else if (si.ssi_signo != SIGWINCH && !p->setup_done) {
+			kill(p->setup, SIGKILL);
+			p->told = 0;
+		}
 	}
 }
 

@@ -267,3 +267,53 @@ func TestCallerIgnoringSIGCHLD(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 3 and no signal ignored", code, out, errOut)
 	}
 }
+
+// TestSignalAfterTheCommandEndsTheRun: once the command has ended, a signal to jail ends a setup
+// that stays to finish the run (here for a report), and jail exits with the command's status.
+// Without Landlock's signal scope (an older kernel, or Landlock off as in this profile) the
+// command can stop that setup, and jail would otherwise wait for it for ever. The command stops
+// it only once a SIGUSR1 sent to jail has reached it, which pid 1 forwards once the setup has
+// named the command to it.
+func TestSignalAfterTheCommandEndsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	profile := filepath.Join(dir, "no-landlock.toml")
+	writeFile(t, profile, "extends = [\"agent\"]\n[landlock]\nmode = \"off\"\n")
+	script := `trap "" TERM; trap "named=1" USR1; : >ready
+		until [ -n "$named" ]; do sleep 0.01; done
+		for d in /proc/[0-9]*; do read -r c 2>/dev/null <$d/comm && [ "$c" = jail-init ] && [ "$d" != /proc/1 ] && kill -STOP ${d#/proc/} && : >stopped; done
+		exit 3`
+	cmd := exec.Command(jailBin, append(append([]string{"-p", profile}, hostStays(t)...), "--", "sh", "-c", script)...)
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			if code := cmd.ProcessState.ExitCode(); code != 3 {
+				t.Errorf("jail exited %d (%v), want the command's 3", code, cmd.ProcessState)
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if i == 50 {
+			cmd.Process.Kill()
+			<-done
+			t.Fatal("jail still ran 5 s on, with SIGTERMs sent once the command had stopped the setup")
+		}
+		switch {
+		case exists(filepath.Join(dir, "stopped")):
+			cmd.Process.Signal(syscall.SIGTERM) // the first may reach the command: it ignores it
+		case exists(filepath.Join(dir, "ready")):
+			cmd.Process.Signal(syscall.SIGUSR1)
+		}
+	}
+}
+
+// exists reports whether path exists.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
