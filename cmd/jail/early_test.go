@@ -104,6 +104,10 @@ func TestEarlyInitIsOutOfReach(t *testing.T) {
 	}
 }
 
+// findSetup is sh that sets $setup to the pid of init's setup, if it runs: the process named
+// jail-init that is not pid 1.
+const findSetup = `for d in /proc/[0-9]*; do read -r c 2>/dev/null <$d/comm && [ "$c" = jail-init ] && [ "$d" != /proc/1 ] && setup=${d#/proc/}; done`
+
 // TestStayingSetupIsOutOfReach: init's setup, which stays beside the command for a report (or a
 // terminal, the egress ports, --explain), is as far out of the command's reach as pid 1. It is
 // non-dumpable, so its memory and environment are unreadable. It is not pid 1, and shares the
@@ -111,7 +115,7 @@ func TestEarlyInitIsOutOfReach(t *testing.T) {
 // restricted itself and started the command must not be the setup's leader, whose domain the
 // kernel checks.
 func TestStayingSetupIsOutOfReach(t *testing.T) {
-	script := `for d in /proc/[0-9]*; do read -r c 2>/dev/null <$d/comm && [ "$c" = jail-init ] && [ "$d" != /proc/1 ] && setup=${d#/proc/}; done
+	script := findSetup + `
 		[ -n "$setup" ] || { echo "no setup"; exit 1; }
 		for f in environ maps mem; do head -c 64 /proc/$setup/$f >/dev/null 2>&1 && echo "$f readable"; done
 		kill -STOP $setup 2>/dev/null && echo "stop sent"; kill -KILL $setup 2>/dev/null && echo "kill sent"; echo done`

@@ -280,7 +280,8 @@ func TestSignalAfterTheCommandEndsTheRun(t *testing.T) {
 	writeFile(t, profile, "extends = [\"agent\"]\n[landlock]\nmode = \"off\"\n")
 	script := `trap "" TERM; trap "named=1" USR1; : >ready
 		until [ -n "$named" ]; do sleep 0.01; done
-		for d in /proc/[0-9]*; do read -r c 2>/dev/null <$d/comm && [ "$c" = jail-init ] && [ "$d" != /proc/1 ] && kill -STOP ${d#/proc/} && : >stopped; done
+		` + findSetup + `
+		kill -STOP $setup && : >stopped
 		exit 3`
 	cmd := exec.Command(jailBin, append(append([]string{"-p", profile}, hostStays(t)...), "--", "sh", "-c", script)...)
 	cmd.Dir = dir
