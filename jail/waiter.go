@@ -80,7 +80,7 @@ func (w *waiter) handOver(deadline time.Time, expired *Error) {
 		text := expired.Error()
 		text = text[:min(len(text), 255)]
 		msg = append(msg, 'T')
-		msg = binary.LittleEndian.AppendUint64(msg, uint64(max(time.Until(deadline), 1)))
+		msg = binary.NativeEndian.AppendUint64(msg, uint64(max(time.Until(deadline), 1))) // memcpy'd
 		msg = append(msg, byte(expired.Exit), byte(len(text)))
 		msg = append(msg, text...)
 	}

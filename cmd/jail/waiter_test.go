@@ -208,8 +208,8 @@ func TestCommandIsPid1sChild(t *testing.T) {
 // TestSignalsBeforeTheCommandAreKept: a signal sent while the sandbox is still being set up, to
 // jail or straight to the sandbox's pid 1, reaches the command once it exists. jail reads its
 // profile from a FIFO here, so the signal is surely sent before the plan, and so the command,
-// exists; pid 1 blocks the signals before it forks the setup (pid1.c), the waiter holds them until the host
-// says where they go (waiter.c).
+// exists; pid 1 blocks the signals before it forks the setup (pid1.c), the waiter holds them
+// until the host says where they go (waiter.c).
 func TestSignalsBeforeTheCommandAreKept(t *testing.T) {
 	for _, to := range []string{"jail", "jail-init"} {
 		dir := t.TempDir()
