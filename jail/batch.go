@@ -9,7 +9,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // stepSchedOther names restoreSchedOther as a setup step.
@@ -22,7 +22,7 @@ func batched() bool {
 
 // restoreSchedOther gives the calling thread SCHED_OTHER back, keeping its nice value, so that
 // the command it starts is scheduled as jail's caller was.
-func restoreSchedOther(*profiles.Spec) error {
+func restoreSchedOther(*plan.Spec) error {
 	if e := C.jail_unbatch_thread(); e < 0 {
 		return &os.SyscallError{Syscall: "sched_setscheduler", Err: syscall.Errno(-e)}
 	}

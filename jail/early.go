@@ -3,12 +3,12 @@ package jail
 import (
 	"strings"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // Early is a sandbox's init started before its plan exists (Prestart).
 type Early struct {
-	ns      profiles.Namespaces
+	ns      plan.Namespaces
 	stdio   Stdio
 	signals *subscription
 	sb      *sandbox // nil when init could not start: err says why
@@ -28,7 +28,7 @@ type Early struct {
 // starts one that fits. Call Prestart from the goroutine that then calls Run or Discard: an init
 // Prestart starts itself dies with this goroutine's thread, which stays locked until then
 // (launchPinned).
-func Prestart(ns profiles.Namespaces, stdio Stdio) *Early {
+func Prestart(ns plan.Namespaces, stdio Stdio) *Early {
 	e := &Early{ns: ns, stdio: stdio, waiter: takeWaiter()}
 	if e.waiter != nil {
 		// The waiter, the early init's parent, forwards jail's signals to it (waiter.c).
@@ -66,7 +66,7 @@ func (e *Early) Discard() {
 // adopt returns e's init (or the error it could not start with) when it fits spec and stdio, and
 // the subscription catching the forwarded signals: e's, or a new one. An init that does not fit
 // is killed, and sb is nil.
-func (e *Early) adopt(spec *profiles.Spec, stdio Stdio) (sb *sandbox, signals *subscription, err error) {
+func (e *Early) adopt(spec *plan.Spec, stdio Stdio) (sb *sandbox, signals *subscription, err error) {
 	if e == nil || e.done {
 		return nil, subscribe(), nil
 	}

@@ -4,7 +4,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/proxy"
 )
 
@@ -17,7 +17,7 @@ type egress struct {
 }
 
 // startEgress starts the proxy when the Spec asks for one; nil otherwise.
-func startEgress(spec *profiles.Spec, stderr io.Writer) (*egress, error) {
+func startEgress(spec *plan.Spec, stderr io.Writer) (*egress, error) {
 	p := spec.Network.Proxy
 	if p == nil {
 		return nil, nil
@@ -30,7 +30,7 @@ func startEgress(spec *profiles.Spec, stderr io.Writer) (*egress, error) {
 	if err != nil {
 		return nil, newError("start egress proxy", "", err)
 	}
-	spec.Mounts = append(spec.Mounts, profiles.Mount{Kind: profiles.MountROBind, Source: h.Socket, Target: p.Socket})
+	spec.Mounts = append(spec.Mounts, plan.Mount{Kind: plan.MountROBind, Source: h.Socket, Target: p.Socket})
 	logf(spec, "host: egress proxy on %s, bound at %s", h.Socket, p.Socket)
 	return &egress{host: h, quiet: spec.Quiet}, nil
 }
@@ -53,7 +53,7 @@ func (e *egress) close(stderr io.Writer) []proxy.Denial {
 
 // startEgressPorts is init's step for mode "proxy": 127.0.0.1 ports that forward to the bound
 // socket, listening before the command starts.
-func startEgressPorts(spec *profiles.Spec) error {
+func startEgressPorts(spec *plan.Spec) error {
 	p := spec.Network.Proxy
 	if p == nil {
 		return nil

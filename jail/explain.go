@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/seccomp"
 )
 
@@ -35,7 +35,7 @@ const (
 // startExplainer installs the watching filter on the calling, locked thread and serves it from
 // another goroutine (so another thread), when the Spec asks for --explain. It must run before
 // the main seccomp filter, which may refuse seccomp(2) itself.
-func startExplainer(spec *profiles.Spec) error {
+func startExplainer(spec *plan.Spec) error {
 	if !spec.Explain {
 		return nil
 	}
@@ -50,7 +50,7 @@ func startExplainer(spec *profiles.Spec) error {
 
 // explainer serves the listener for the whole run.
 type explainer struct {
-	spec *profiles.Spec
+	spec *plan.Spec
 	l    *seccomp.Listener
 	seen map[string]bool
 	more bool // maxDenials reached, and the host told

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/jail-sandbox/jail/landlock"
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // Denial is one call of the command that --explain predicts the sandbox refuses: init judges it
@@ -47,9 +47,9 @@ type writeTarget struct {
 // writeVerdict judges a write to t against the plan. It returns the rule that refuses it and
 // the path of the mount or grant that decides, or "" when the sandbox lets the write through
 // (or jail cannot tell: /proc and /dev).
-func writeVerdict(spec *profiles.Spec, t writeTarget) (rule, under string) {
+func writeVerdict(spec *plan.Spec, t writeTarget) (rule, under string) {
 	path := t.path
-	var cover *profiles.Mount
+	var cover *plan.Mount
 	for i := range spec.Mounts {
 		m := &spec.Mounts[i]
 		if covers(m, path) {
@@ -60,13 +60,13 @@ func writeVerdict(spec *profiles.Spec, t writeTarget) (rule, under string) {
 		return "outside-grants", ""
 	}
 	switch cover.Kind {
-	case profiles.MountProc, profiles.MountDev:
+	case plan.MountProc, plan.MountDev:
 		return "", "" // devices, terminals and /proc/self/fd links: not judged
-	case profiles.MountROBind:
+	case plan.MountROBind:
 		return "read-only", cover.Target
-	case profiles.MountProtect:
+	case plan.MountProtect:
 		return "protected", cover.Target
-	case profiles.MountHideDir, profiles.MountHideFile:
+	case plan.MountHideDir, plan.MountHideFile:
 		return "hidden", cover.Target
 	}
 	if t.removes && cover.Target == path {
@@ -75,7 +75,7 @@ func writeVerdict(spec *profiles.Spec, t writeTarget) (rule, under string) {
 	if spec.Landlock.Mode != landlock.ModeOff && !slices.ContainsFunc(spec.Landlock.Write, func(w string) bool { return within(path, w) }) {
 		return "outside-grants", ""
 	}
-	if t.dirMissing && cover.Kind == profiles.MountTmpfs {
+	if t.dirMissing && cover.Kind == plan.MountTmpfs {
 		// ENOENT, where the host may well have the directory: the tmpfs hides it. The host
 		// keeps this one only if it does (explain_report.go).
 		return "not-in-sandbox", cover.Target
@@ -84,13 +84,13 @@ func writeVerdict(spec *profiles.Spec, t writeTarget) (rule, under string) {
 }
 
 // covers reports whether m is a mount (not a symlink or directory op) whose tree holds path.
-func covers(m *profiles.Mount, path string) bool {
+func covers(m *plan.Mount, path string) bool {
 	switch m.Kind {
-	case profiles.MountSymlink, profiles.MountDir:
+	case plan.MountSymlink, plan.MountDir:
 		return false
-	case profiles.MountHideFile:
+	case plan.MountHideFile:
 		return m.Target == path
-	case profiles.MountROBind, profiles.MountBind, profiles.MountProtect:
+	case plan.MountROBind, plan.MountBind, plan.MountProtect:
 		if !m.IsDir {
 			return m.Target == path
 		}
@@ -111,7 +111,7 @@ func unjudged(path string) bool {
 
 // connectVerdict judges a connect to addr:port. tcp says whether the socket is a TCP one; it is
 // asked only where that matters (Landlock's TCP rules on the host's network).
-func connectVerdict(spec *profiles.Spec, addr netip.Addr, port uint16, tcp func() bool) string {
+func connectVerdict(spec *plan.Spec, addr netip.Addr, port uint16, tcp func() bool) string {
 	net := spec.Network
 	switch net.Mode {
 	case "none", "proxy":
@@ -132,14 +132,14 @@ func connectVerdict(spec *profiles.Spec, addr netip.Addr, port uint16, tcp func(
 
 // writableGrants lists the plan's writable binds and tmpfs, apart (for the message), without
 // the self-binds beneath a grant that only pin protected paths in place.
-func writableGrants(spec *profiles.Spec) (binds, tmpfs []string) {
+func writableGrants(spec *plan.Spec) (binds, tmpfs []string) {
 	for _, m := range spec.Mounts {
 		switch m.Kind {
-		case profiles.MountBind:
+		case plan.MountBind:
 			if !slices.ContainsFunc(binds, func(b string) bool { return within(m.Target, b) }) {
 				binds = append(binds, m.Target)
 			}
-		case profiles.MountTmpfs:
+		case plan.MountTmpfs:
 			tmpfs = append(tmpfs, m.Target)
 		}
 	}

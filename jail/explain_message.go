@@ -8,12 +8,12 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // explain is d as the line the host prints (without "jail: "): what was refused, which part of
 // spec refused it, and what would allow it — for a person, or a model deciding what to ask for.
-func (d Denial) explain(spec *profiles.Spec) string {
+func (d Denial) explain(spec *plan.Spec) string {
 	profile := "profile " + spec.Profile
 	if d.Kind == "connect" {
 		return fmt.Sprintf("denied connect %s — %s", d.Address, connectReason(d, spec, profile))
@@ -36,7 +36,7 @@ func (d Denial) explain(spec *profiles.Spec) string {
 }
 
 // grantsPhrase says where spec lets the command write.
-func grantsPhrase(spec *profiles.Spec) string {
+func grantsPhrase(spec *plan.Spec) string {
 	binds, tmpfs := writableGrants(spec)
 	var s string
 	switch {
@@ -53,7 +53,7 @@ func grantsPhrase(spec *profiles.Spec) string {
 	return s
 }
 
-func connectReason(d Denial, spec *profiles.Spec, profile string) string {
+func connectReason(d Denial, spec *plan.Spec, profile string) string {
 	switch d.Rule {
 	case "proxy-only":
 		return profile + " reaches the network only through jail's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY); to allow: --allow-host HOST for use through the proxy, or --net host"

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // explanations are the denials init sent for --explain, in the order it found them.
@@ -30,7 +30,7 @@ func (o *observer) denied(d *Denial) {
 }
 
 // fill puts the denials into r: a list, empty when none was found, under --explain only.
-func (e *explanations) fill(r *Report, spec *profiles.Spec) {
+func (e *explanations) fill(r *Report, spec *plan.Spec) {
 	if spec.Explain {
 		r.Denials = append([]Denial{}, e.list...)
 		r.DenialsTruncated = e.truncated

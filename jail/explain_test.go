@@ -5,30 +5,30 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // explainSpec is a plan like agent's for a project at /home/u/proj.
-func explainSpec() *profiles.Spec {
-	return &profiles.Spec{
+func explainSpec() *plan.Spec {
+	return &plan.Spec{
 		Profile: "agent",
-		Mounts: []profiles.Mount{
-			{Kind: profiles.MountROBind, Source: "/usr", Target: "/usr", IsDir: true},
-			{Kind: profiles.MountROBind, Source: "/etc", Target: "/etc", IsDir: true},
-			{Kind: profiles.MountTmpfs, Target: "/tmp", IsDir: true},
-			{Kind: profiles.MountTmpfs, Target: "/home/u", IsDir: true},
-			{Kind: profiles.MountSymlink, Source: "usr/bin", Target: "/bin"},
-			{Kind: profiles.MountProc, Target: "/proc"},
-			{Kind: profiles.MountDev, Target: "/dev"},
-			{Kind: profiles.MountBind, Source: "/home/u/proj", Target: "/home/u/proj", IsDir: true},
-			{Kind: profiles.MountROBind, Source: "/home/u/.gitconfig", Target: "/home/u/.gitconfig"},
-			{Kind: profiles.MountHideFile, Target: "/etc/shadow"},
-			{Kind: profiles.MountBind, Source: "/home/u/proj/.git", Target: "/home/u/proj/.git", IsDir: true},
-			{Kind: profiles.MountProtect, Source: "/home/u/proj/.vscode", Target: "/home/u/proj/.vscode", IsDir: true},
-			{Kind: profiles.MountProtect, Source: "/home/u/proj/.git/hooks", Target: "/home/u/proj/.git/hooks", IsDir: true},
+		Mounts: []plan.Mount{
+			{Kind: plan.MountROBind, Source: "/usr", Target: "/usr", IsDir: true},
+			{Kind: plan.MountROBind, Source: "/etc", Target: "/etc", IsDir: true},
+			{Kind: plan.MountTmpfs, Target: "/tmp", IsDir: true},
+			{Kind: plan.MountTmpfs, Target: "/home/u", IsDir: true},
+			{Kind: plan.MountSymlink, Source: "usr/bin", Target: "/bin"},
+			{Kind: plan.MountProc, Target: "/proc"},
+			{Kind: plan.MountDev, Target: "/dev"},
+			{Kind: plan.MountBind, Source: "/home/u/proj", Target: "/home/u/proj", IsDir: true},
+			{Kind: plan.MountROBind, Source: "/home/u/.gitconfig", Target: "/home/u/.gitconfig"},
+			{Kind: plan.MountHideFile, Target: "/etc/shadow"},
+			{Kind: plan.MountBind, Source: "/home/u/proj/.git", Target: "/home/u/proj/.git", IsDir: true},
+			{Kind: plan.MountProtect, Source: "/home/u/proj/.vscode", Target: "/home/u/proj/.vscode", IsDir: true},
+			{Kind: plan.MountProtect, Source: "/home/u/proj/.git/hooks", Target: "/home/u/proj/.git/hooks", IsDir: true},
 		},
-		Network:  profiles.Network{Mode: "none"},
-		Landlock: profiles.Landlock{Mode: "best-effort", Write: []string{"/tmp", "/home/u", "/dev", "/home/u/proj"}},
+		Network:  plan.Network{Mode: "none"},
+		Landlock: plan.Landlock{Mode: "best-effort", Write: []string{"/tmp", "/home/u", "/dev", "/home/u/proj"}},
 	}
 }
 
@@ -90,12 +90,12 @@ func TestConnectVerdict(t *testing.T) {
 	check("none, external", ext, 443, never, "no-network")
 	check("none, loopback", lo, 8080, never, "")
 	check("none, ::1", netip.IPv6Loopback(), 80, never, "")
-	spec.Network = profiles.Network{Mode: "proxy", Proxy: &profiles.Proxy{HTTPPort: 3128}}
+	spec.Network = plan.Network{Mode: "proxy", Proxy: &plan.Proxy{HTTPPort: 3128}}
 	check("proxy, external", ext, 443, never, "proxy-only")
 	check("proxy, its port", lo, 3128, never, "")
-	spec.Network = profiles.Network{Mode: "host"}
+	spec.Network = plan.Network{Mode: "host"}
 	check("host", ext, 443, never, "")
-	spec.Network = profiles.Network{Mode: "host", TCPConnect: []uint16{443}}
+	spec.Network = plan.Network{Mode: "host", TCPConnect: []uint16{443}}
 	check("host, granted port", ext, 443, never, "")
 	check("host, other port over TCP", lo, 5432, func() bool { return true }, "tcp-port")
 	check("host, other port over UDP", ext, 53, func() bool { return false }, "")

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/landlock"
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/seccomp"
 )
 
@@ -23,7 +23,7 @@ import (
 // start (ExitSetup) unless the plan allows a weaker sandbox. It never falls back silently.
 // waiting, when not nil, is the process jail's caller waits for (waiter.go): it then forwards
 // the signals jail is sent here.
-func runFallback(spec *profiles.Spec, stdio Stdio, obs *observer, waiting *waiter) (int, error) {
+func runFallback(spec *plan.Spec, stdio Stdio, obs *observer, waiting *waiter) (int, error) {
 	w := io.Writer(os.Stderr)
 	if stdio.Err != nil {
 		w = stdio.Err
@@ -101,7 +101,7 @@ type fallbackCommand struct {
 
 // fallbackFilter compiles the Spec's seccomp policy with the fallback's stand-ins for the
 // namespaces added, and MPTCP blocked wherever Landlock's TCP rules hold.
-func fallbackFilter(spec *profiles.Spec, plan *fallbackPlan) ([]byte, error) {
+func fallbackFilter(spec *plan.Spec, plan *fallbackPlan) ([]byte, error) {
 	filter, err := seccomp.Compile(fallbackPolicy(spec, plan))
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func fallbackFilter(spec *profiles.Spec, plan *fallbackPlan) ([]byte, error) {
 }
 
 // fallbackPolicy is the fallback's seccomp policy (fallbackFilter compiles it; --report sums it up).
-func fallbackPolicy(spec *profiles.Spec, plan *fallbackPlan) seccomp.Policy {
+func fallbackPolicy(spec *plan.Spec, plan *fallbackPlan) seccomp.Policy {
 	policy := SeccompPolicy(spec)
 	policy.Deny = append(slices.Clone(policy.Deny), plan.DenySyscalls...)
 	policy.Allow = slices.DeleteFunc(slices.Clone(policy.Allow), func(s string) bool { return slices.Contains(plan.DenySyscalls, s) })
@@ -163,7 +163,7 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, cmd fallbackCom
 }
 
 // restrictAndStartFallback runs on the locked thread: each restriction, then the command.
-func restrictAndStartFallback(spec *profiles.Spec, plan *fallbackPlan, bpf []byte, cmd fallbackCommand, w io.Writer, obs *observer) (*process, error) {
+func restrictAndStartFallback(spec *plan.Spec, plan *fallbackPlan, bpf []byte, cmd fallbackCommand, w io.Writer, obs *observer) (*process, error) {
 	if batched() {
 		logf(spec, "fallback: %s", stepSchedOther)
 		if err := restoreSchedOther(spec); err != nil {

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/jail-sandbox/jail/landlock"
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // fallbackPlan is how a Spec runs without namespaces: the Landlock rules that stand in for the
@@ -46,7 +46,7 @@ var ipcSyscalls = []string{
 // give: tmpfs mounts, the minimal /dev and the empty home directory. Paths masked beneath a grant
 // (hides, tmpfs) are carved out of it: the grant moves to their siblings. The Spec's List is not
 // used: in a new root it lists only grants, on the host it would list every directory.
-func planFallback(spec *profiles.Spec, abi int) (*fallbackPlan, error) {
+func planFallback(spec *plan.Spec, abi int) (*fallbackPlan, error) {
 	p := &fallbackPlan{Landlock: landlock.Config{Mode: spec.Landlock.Mode, Scope: true}}
 	m := p.readMounts(spec)
 	if err := p.carveGrants(spec, m); err != nil {
@@ -66,30 +66,30 @@ type fallbackMounts struct {
 
 // readMounts sorts the mount list into masks and sandbox-only targets, recording what cannot
 // hold (protects) and what stands in for a tmpfs.
-func (p *fallbackPlan) readMounts(spec *profiles.Spec) fallbackMounts {
+func (p *fallbackPlan) readMounts(spec *plan.Spec) fallbackMounts {
 	fm := fallbackMounts{hides: map[string]bool{}, virtual: map[string]bool{}}
 	for _, m := range spec.Mounts {
 		switch m.Kind {
-		case profiles.MountTmpfs, profiles.MountDev:
+		case plan.MountTmpfs, plan.MountDev:
 			fm.virtual[m.Target] = true
 			fm.masks = append(fm.masks, m.Target)
-		case profiles.MountDir:
+		case plan.MountDir:
 			fm.virtual[m.Target] = true
-		case profiles.MountHideDir, profiles.MountHideFile:
+		case plan.MountHideDir, plan.MountHideFile:
 			fm.masks = append(fm.masks, m.Target)
 			fm.hides[m.Target] = true
-		case profiles.MountProtect:
+		case plan.MountProtect:
 			p.Lost = append(p.Lost, fmt.Sprintf("protect %s: stays writable, since Landlock cannot take rights away beneath the write grant around it", m.Target))
 		}
 	}
 	for _, m := range spec.Mounts {
-		if m.Kind == profiles.MountBind || m.Kind == profiles.MountROBind {
+		if m.Kind == plan.MountBind || m.Kind == plan.MountROBind {
 			delete(fm.virtual, m.Target) // a bind over a tmpfs (say, the working directory at ~) is real
 		}
 	}
 	for _, m := range spec.Mounts {
 		switch {
-		case m.Kind != profiles.MountTmpfs || !fm.virtual[m.Target]:
+		case m.Kind != plan.MountTmpfs || !fm.virtual[m.Target]:
 		case isTmp(m.Target) && p.PrivateTmp == "":
 			p.PrivateTmp = m.Target
 			p.Carried = append(p.Carried, fmt.Sprintf("private %s: TMPDIR points to a fresh private directory instead; %s itself is not accessible", m.Target, m.Target))
@@ -102,12 +102,12 @@ func (p *fallbackPlan) readMounts(spec *profiles.Spec) fallbackMounts {
 
 // carveGrants sets the Landlock read and write grants: the Spec's host paths, the minimal
 // /dev's nodes, with every mask beneath a grant carved out of it.
-func (p *fallbackPlan) carveGrants(spec *profiles.Spec, fm fallbackMounts) error {
+func (p *fallbackPlan) carveGrants(spec *plan.Spec, fm fallbackMounts) error {
 	real := func(paths []string) []string {
 		return slices.DeleteFunc(slices.Clone(paths), func(s string) bool { return fm.virtual[s] })
 	}
 	read, write := real(spec.Landlock.Read), real(spec.Landlock.Write)
-	if slices.ContainsFunc(spec.Mounts, func(m profiles.Mount) bool { return m.Kind == profiles.MountDev }) {
+	if slices.ContainsFunc(spec.Mounts, func(m plan.Mount) bool { return m.Kind == plan.MountDev }) {
 		write = append(write, existing(fallbackDevices)...)
 	}
 	ll := &p.Landlock
@@ -131,7 +131,7 @@ func (p *fallbackPlan) carveGrants(spec *profiles.Spec, fm fallbackMounts) error
 }
 
 // standIns puts seccomp and Landlock rules in place of the ipc and net namespaces.
-func (p *fallbackPlan) standIns(spec *profiles.Spec) {
+func (p *fallbackPlan) standIns(spec *plan.Spec) {
 	if spec.Namespaces.IPC {
 		p.DenySyscalls = append(p.DenySyscalls, ipcSyscalls...)
 		p.Carried = append(p.Carried, "ipc namespace: seccomp denies System V IPC and POSIX message queues")
@@ -153,7 +153,7 @@ func (p *fallbackPlan) standIns(spec *profiles.Spec) {
 
 // namespaceLosses are what no Landlock rule or seccomp filter can replace on a kernel with
 // Landlock ABI abi.
-func namespaceLosses(spec *profiles.Spec, abi int) []string {
+func namespaceLosses(spec *plan.Spec, abi int) []string {
 	var lost []string
 	switch {
 	case spec.Landlock.Mode == landlock.ModeOff:

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/jail-sandbox/jail/landlock"
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // tree makes files (and their directories) under a temporary root and returns it.
@@ -33,12 +33,12 @@ func TestCarveGrantsSiblingsOfHiddenPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := func(p string) string { return filepath.Join(root, p) }
-	spec := &profiles.Spec{
-		Landlock: profiles.Landlock{Mode: "best-effort", Read: []string{root}},
-		Mounts: []profiles.Mount{
-			{Kind: profiles.MountROBind, Source: root, Target: root},
-			{Kind: profiles.MountHideDir, Target: j("b/secret")},
-			{Kind: profiles.MountHideFile, Target: j("c/d/token")},
+	spec := &plan.Spec{
+		Landlock: plan.Landlock{Mode: "best-effort", Read: []string{root}},
+		Mounts: []plan.Mount{
+			{Kind: plan.MountROBind, Source: root, Target: root},
+			{Kind: plan.MountHideDir, Target: j("b/secret")},
+			{Kind: plan.MountHideFile, Target: j("c/d/token")},
 		},
 	}
 	p, err := planFallback(spec, 7)
@@ -63,9 +63,9 @@ func TestCarveGrantsSiblingsOfHiddenPaths(t *testing.T) {
 
 func TestCarveWriteGrantNotesBlockedCreation(t *testing.T) {
 	root := tree(t, "src/main.go", ".env")
-	spec := &profiles.Spec{
-		Landlock: profiles.Landlock{Mode: "best-effort", Write: []string{root}},
-		Mounts:   []profiles.Mount{{Kind: profiles.MountHideFile, Target: filepath.Join(root, ".env")}},
+	spec := &plan.Spec{
+		Landlock: plan.Landlock{Mode: "best-effort", Write: []string{root}},
+		Mounts:   []plan.Mount{{Kind: plan.MountHideFile, Target: filepath.Join(root, ".env")}},
 	}
 	p, err := planFallback(spec, 7)
 	if err != nil {
@@ -82,19 +82,19 @@ func TestCarveWriteGrantNotesBlockedCreation(t *testing.T) {
 func TestPlanFallbackLosses(t *testing.T) {
 	root := tree(t, "proj/.git/config")
 	proj := filepath.Join(root, "proj")
-	spec := &profiles.Spec{
+	spec := &plan.Spec{
 		Hostname:   "jail",
-		Namespaces: profiles.Namespaces{User: true, Mount: true, PID: true, IPC: true, UTS: true, Net: true},
-		Network:    profiles.Network{Mode: "none"},
-		Landlock:   profiles.Landlock{Mode: "best-effort", Read: []string{"/usr", "/proc", "/home/u"}, Write: []string{proj, "/tmp", "/dev"}, List: []string{"/"}},
-		Mounts: []profiles.Mount{
-			{Kind: profiles.MountROBind, Source: "/usr", Target: "/usr"},
-			{Kind: profiles.MountTmpfs, Target: "/tmp"},
-			{Kind: profiles.MountDir, Target: "/home/u"},
-			{Kind: profiles.MountProc, Target: "/proc"},
-			{Kind: profiles.MountDev, Target: "/dev"},
-			{Kind: profiles.MountBind, Source: proj, Target: proj},
-			{Kind: profiles.MountProtect, Source: proj + "/.git/config", Target: proj + "/.git/config"},
+		Namespaces: plan.Namespaces{User: true, Mount: true, PID: true, IPC: true, UTS: true, Net: true},
+		Network:    plan.Network{Mode: "none"},
+		Landlock:   plan.Landlock{Mode: "best-effort", Read: []string{"/usr", "/proc", "/home/u"}, Write: []string{proj, "/tmp", "/dev"}, List: []string{"/"}},
+		Mounts: []plan.Mount{
+			{Kind: plan.MountROBind, Source: "/usr", Target: "/usr"},
+			{Kind: plan.MountTmpfs, Target: "/tmp"},
+			{Kind: plan.MountDir, Target: "/home/u"},
+			{Kind: plan.MountProc, Target: "/proc"},
+			{Kind: plan.MountDev, Target: "/dev"},
+			{Kind: plan.MountBind, Source: proj, Target: proj},
+			{Kind: plan.MountProtect, Source: proj + "/.git/config", Target: proj + "/.git/config"},
 		},
 	}
 	p, err := planFallback(spec, 7)
@@ -127,7 +127,7 @@ func TestPlanFallbackLosses(t *testing.T) {
 }
 
 func TestPlanFallbackOldKernel(t *testing.T) {
-	spec := &profiles.Spec{Network: profiles.Network{Mode: "host"}, Landlock: profiles.Landlock{Mode: "off"}}
+	spec := &plan.Spec{Network: plan.Network{Mode: "host"}, Landlock: plan.Landlock{Mode: "off"}}
 	p, err := planFallback(spec, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -142,11 +142,11 @@ func TestPlanFallbackOldKernel(t *testing.T) {
 
 func TestFallbackWorkingDirectoryAtHome(t *testing.T) {
 	home := tree(t, "src/main.go")
-	spec := &profiles.Spec{
-		Landlock: profiles.Landlock{Mode: "best-effort", Write: []string{home, home}},
-		Mounts: []profiles.Mount{
-			{Kind: profiles.MountTmpfs, Target: home},
-			{Kind: profiles.MountBind, Source: home, Target: home},
+	spec := &plan.Spec{
+		Landlock: plan.Landlock{Mode: "best-effort", Write: []string{home, home}},
+		Mounts: []plan.Mount{
+			{Kind: plan.MountTmpfs, Target: home},
+			{Kind: plan.MountBind, Source: home, Target: home},
 		},
 	}
 	p, err := planFallback(spec, 7)

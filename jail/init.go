@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // MaybeInit runs the setup of the sandbox's init when this process is one, and never returns
@@ -69,7 +69,7 @@ func runInit() (status int) {
 // initStep is one named step of the sandbox's setup.
 type initStep struct {
 	name string
-	run  func(*profiles.Spec) error
+	run  func(*plan.Spec) error
 }
 
 // sandboxInit builds the sandbox in the new namespaces, in this order, on what the prelude did,
@@ -80,7 +80,7 @@ type initStep struct {
 // exits with the command's status.
 func sandboxInit(cfg *initConfig, host *os.File, pre *prelude, p1 *pid1) (int, error) {
 	err := runInitSteps(cfg.Spec, []initStep{
-		{"build the root filesystem", func(spec *profiles.Spec) error { // mount*.go: Spec.Mounts, pivot_root, read-only
+		{"build the root filesystem", func(spec *plan.Spec) error { // mount*.go: Spec.Mounts, pivot_root, read-only
 			return setupRoot(spec, pre.roots)
 		}},
 		{"serve the egress proxy ports", startEgressPorts}, // egress.go
@@ -136,7 +136,7 @@ func sandboxInit(cfg *initConfig, host *os.File, pre *prelude, p1 *pid1) (int, e
 
 // runInitSteps runs steps in order, logging each when verbose. The first failure stops them and
 // comes back as an *Error named after its step.
-func runInitSteps(spec *profiles.Spec, steps []initStep) error {
+func runInitSteps(spec *plan.Spec, steps []initStep) error {
 	for _, step := range steps {
 		logf(spec, "init: %s", step.name)
 		if err := step.run(spec); err != nil {
@@ -196,18 +196,18 @@ func sendReport(e *Error) int {
 
 // setNonDumpable keeps the command (same uid, no capabilities) from ptracing init or reading its
 // memory and environment through /proc/1.
-func setNonDumpable(*profiles.Spec) error {
+func setNonDumpable(*plan.Spec) error {
 	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }
 
 // closeInheritedFds makes every descriptor above stderr close-on-exec: init keeps its report
 // pipe, the command gets only 0, 1 and 2.
-func closeInheritedFds(*profiles.Spec) error {
+func closeInheritedFds(*plan.Spec) error {
 	return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 }
 
 // enterCwd makes the Spec's working directory init's, which the command inherits.
-func enterCwd(spec *profiles.Spec) error {
+func enterCwd(spec *plan.Spec) error {
 	if err := os.Chdir(spec.Cwd); err != nil {
 		return &Error{Op: "chdir", Path: spec.Cwd, Errno: errnoOf(err), Exit: ExitSetup}
 	}

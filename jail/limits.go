@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // setRlimits applies the Spec's resource limits, soft = hard, inherited by the command; the CPU
@@ -15,7 +15,7 @@ import (
 // leaves a limit as inherited, except core dumps, which are off unless the Spec allows them. A
 // limit above the inherited hard one is held at that: only root in the host's user namespace
 // could raise it.
-func setRlimits(spec *profiles.Spec) error {
+func setRlimits(spec *plan.Spec) error {
 	l := spec.Limits
 	for _, r := range []struct {
 		name     string

@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // setupRoot builds the sandbox's filesystem from spec.Mounts and makes it the root: in r, the
@@ -19,7 +19,7 @@ import (
 // mount_setattr that only sets MOUNT_ATTR_RDONLY, so the flags the kernel locks in a user
 // namespace (nosuid, nodev, noexec, atime) stay as they were, and only then attached: it is
 // never visible writable, and no mountinfo has to be read.
-func setupRoot(spec *profiles.Spec, r *roots) error {
+func setupRoot(spec *plan.Spec, r *roots) error {
 	r.home = envValue(spec.Env, "HOME")
 	for _, m := range spec.Mounts {
 		logf(spec, "%s %s", m.Kind, object(m))
@@ -46,27 +46,27 @@ type roots struct {
 }
 
 // apply runs one setup op.
-func (r *roots) apply(m profiles.Mount) error {
+func (r *roots) apply(m plan.Mount) error {
 	switch m.Kind {
-	case profiles.MountROBind:
+	case plan.MountROBind:
 		return r.bind(m, true)
-	case profiles.MountBind:
+	case plan.MountBind:
 		return r.bind(m, false)
-	case profiles.MountProtect:
+	case plan.MountProtect:
 		return r.protect(m)
-	case profiles.MountTmpfs:
+	case plan.MountTmpfs:
 		return r.tmpfs(m)
-	case profiles.MountHideDir:
+	case plan.MountHideDir:
 		return r.hideDir(m)
-	case profiles.MountHideFile:
+	case plan.MountHideFile:
 		return r.hideFile(m)
-	case profiles.MountProc:
+	case plan.MountProc:
 		return r.proc(m)
-	case profiles.MountDev:
+	case plan.MountDev:
 		return r.dev(m)
-	case profiles.MountSymlink:
+	case plan.MountSymlink:
 		return r.symlink(m)
-	case profiles.MountDir:
+	case plan.MountDir:
 		return r.dir(m)
 	}
 	return errors.New("unknown mount kind")
@@ -74,25 +74,25 @@ func (r *roots) apply(m profiles.Mount) error {
 
 // object names what an op works on, for its log line and its error: "SOURCE on TARGET" for
 // binds, "TARGET -> TEXT" for symlinks, the target otherwise.
-func object(m profiles.Mount) string {
+func object(m plan.Mount) string {
 	switch m.Kind {
-	case profiles.MountROBind, profiles.MountBind:
+	case plan.MountROBind, plan.MountBind:
 		return m.Source + " on " + m.Target
-	case profiles.MountSymlink:
+	case plan.MountSymlink:
 		return m.Target + " -> " + m.Source
 	}
 	return m.Target
 }
 
 // mountError makes the one-line *Error for a failed op, with a hint where the cause is known.
-func mountError(m profiles.Mount, err error) *Error {
+func mountError(m plan.Mount, err error) *Error {
 	e := newError(string(m.Kind), object(m), err)
 	switch {
 	case errors.Is(err, syscall.ENOSYS):
 		e.Hint = "jail needs Linux 5.12 or later (openat2, open_tree, mount_setattr)"
 	case errors.Is(err, syscall.ELOOP):
 		e.Hint = "a symlink lies on the path; paths were resolved before setup, which follows none"
-	case m.Kind == profiles.MountProc && errors.Is(err, syscall.EPERM):
+	case m.Kind == plan.MountProc && errors.Is(err, syscall.EPERM):
 		e.Hint = "the kernel refuses a new /proc while parts of the host's /proc are covered, as in many containers"
 	}
 	return e

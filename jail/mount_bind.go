@@ -5,7 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // bind mounts the host's Source on Target, with every mount beneath Source (a recursive bind),
@@ -13,7 +13,7 @@ import (
 // a file), which is how binds land on the empty tmpfs root. With Create, Target is created first
 // as IsDir says: profiles pins the directories above a protected path with self-binds (Source ==
 // Target, inside a writable bind), and one that does not exist yet is made on the host that way.
-func (r *roots) bind(m profiles.Mount, ro bool) error {
+func (r *roots) bind(m plan.Mount, ro bool) error {
 	dst := -1
 	if m.Create {
 		fd, err := openTarget(r.new, m.Target, placeholder(true, m.IsDir))
@@ -53,7 +53,7 @@ func (r *roots) bind(m profiles.Mount, ro bool) error {
 // writable bind stays read-only. A missing Target is first created as an empty placeholder when
 // Create is set; inside a writable bind that is on the host, and masked read-only it cannot be
 // filled from inside.
-func (r *roots) protect(m profiles.Mount) error {
+func (r *roots) protect(m plan.Mount) error {
 	dst, err := openTarget(r.new, m.Target, placeholder(m.Create, m.IsDir))
 	if err != nil {
 		return err
@@ -63,7 +63,7 @@ func (r *roots) protect(m profiles.Mount) error {
 }
 
 // hideFile binds the host's /dev/null read-only over Target: the file reads empty.
-func (r *roots) hideFile(m profiles.Mount) error {
+func (r *roots) hideFile(m plan.Mount) error {
 	dst, err := openTarget(r.new, m.Target, placeholder(m.Create, false))
 	if err != nil {
 		return err

@@ -3,7 +3,7 @@ package jail
 import (
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // devNodes are the host device nodes bound into the minimal /dev.
@@ -21,7 +21,7 @@ var devLinks = [][2]string{
 // dev mounts a minimal /dev on Target: a tmpfs holding devNodes bound from the host, a new
 // devpts instance at pts (ptmx linked to its own), a tmpfs at shm and devLinks. The tmpfs
 // itself is nodev: the nodes work because each is its own bind of the host's /dev.
-func (r *roots) dev(m profiles.Mount) error {
+func (r *roots) dev(m plan.Mount) error {
 	dev, err := r.mountNew(m.Target, makeDir, "tmpfs", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode=0755")
 	if err != nil {
 		return err

@@ -6,11 +6,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // tmpfs mounts an empty writable tmpfs on Target: mode 0755, 0700 for $HOME.
-func (r *roots) tmpfs(m profiles.Mount) error {
+func (r *roots) tmpfs(m plan.Mount) error {
 	mode := "mode=0755"
 	if m.Target == r.home {
 		mode = "mode=0700"
@@ -22,7 +22,7 @@ func (r *roots) tmpfs(m profiles.Mount) error {
 // 0555, not 0: an unreadable directory would make every tree walk (git status, find, rg) report
 // "permission denied" where an empty one is simply skipped, and empty and read-only it holds
 // nothing either way.
-func (r *roots) hideDir(m profiles.Mount) error {
+func (r *roots) hideDir(m plan.Mount) error {
 	return closed(r.mountNew(m.Target, placeholder(m.Create, true), "tmpfs",
 		unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode=0555"))
 }

@@ -6,12 +6,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // symlink creates Target as a symlink whose text is Source (the host's merged-/usr links). An
 // existing identical link is fine; anything else already there is an error.
-func (r *roots) symlink(m profiles.Mount) error {
+func (r *roots) symlink(m plan.Mount) error {
 	if m.Target == "/" {
 		return unix.EEXIST
 	}
@@ -32,6 +32,6 @@ func (r *roots) symlink(m profiles.Mount) error {
 }
 
 // dir creates Target as an empty directory (with its missing parents), or keeps the one there.
-func (r *roots) dir(m profiles.Mount) error {
+func (r *roots) dir(m plan.Mount) error {
 	return closed(openTarget(r.new, m.Target, makeDir))
 }

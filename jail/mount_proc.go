@@ -5,7 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // procReadOnly are the /proc entries that reach beyond the sandbox's namespaces (global sysctls,
@@ -15,7 +15,7 @@ var procReadOnly = []string{"sys", "sysrq-trigger", "irq", "bus"}
 
 // proc mounts a fresh procfs of the sandbox's pid namespace on Target (nosuid, nodev, noexec),
 // with procReadOnly rebound read-only.
-func (r *roots) proc(m profiles.Mount) error {
+func (r *roots) proc(m plan.Mount) error {
 	mnt, err := r.mountNew(m.Target, makeDir, "proc", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
 	if err != nil {
 		return err

@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // The mount tests run setupRoot for real, in a re-exec of the test binary, in two stages:
@@ -48,10 +48,10 @@ func init() {
 
 // mountScenario is one run of setupRoot: a hand-built Spec and what to check inside.
 type mountScenario struct {
-	Fixture  string        // host directory holding the test's files
-	Submount string        // host directory stage 1 mounts a locked tmpfs on ("" for none)
-	Spec     profiles.Spec // the plan
-	Checks   []string      // names in mountChecks, run inside after setupRoot
+	Fixture  string    // host directory holding the test's files
+	Submount string    // host directory stage 1 mounts a locked tmpfs on ("" for none)
+	Spec     plan.Spec // the plan
+	Checks   []string  // names in mountChecks, run inside after setupRoot
 }
 
 // Results reported by stage 2, one per line.
@@ -232,34 +232,34 @@ func newFixture(t *testing.T) string {
 func TestSetupRoot(t *testing.T) {
 	f := newFixture(t)
 	rw := f + "/rw"
-	m := func(kind profiles.MountKind, source, target string) profiles.Mount {
-		return profiles.Mount{Kind: kind, Source: source, Target: target}
+	m := func(kind plan.MountKind, source, target string) plan.Mount {
+		return plan.Mount{Kind: kind, Source: source, Target: target}
 	}
 	sc := mountScenario{
 		Fixture:  f,
 		Submount: f + "/ro/sub",
-		Spec: profiles.Spec{
+		Spec: plan.Spec{
 			Verbose: true,
 			Env:     []string{"HOME=" + homeDir},
-			Mounts: []profiles.Mount{
-				m(profiles.MountSymlink, "usr/bin", "/bin"),
-				m(profiles.MountDev, "", "/dev"),
-				m(profiles.MountProc, "", "/proc"),
-				m(profiles.MountROBind, f+"/ro", roDir),
-				m(profiles.MountTmpfs, "", "/tmp"),
-				m(profiles.MountTmpfs, "", homeDir),
-				m(profiles.MountDir, "", "/work/empty"),
-				m(profiles.MountBind, rw, rw),
-				m(profiles.MountBind, rw+"/.git", rw+"/.git"), // pins .git: it cannot be renamed away
-				m(profiles.MountProtect, rw+"/.git/config", rw+"/.git/config"),
-				m(profiles.MountProtect, rw+"/.git/hooks", rw+"/.git/hooks"),
-				{Kind: profiles.MountProtect, Source: rw + "/.envrc", Target: rw + "/.envrc", Create: true},
-				{Kind: profiles.MountProtect, Source: rw + "/.vscode", Target: rw + "/.vscode", Create: true, IsDir: true},
+			Mounts: []plan.Mount{
+				m(plan.MountSymlink, "usr/bin", "/bin"),
+				m(plan.MountDev, "", "/dev"),
+				m(plan.MountProc, "", "/proc"),
+				m(plan.MountROBind, f+"/ro", roDir),
+				m(plan.MountTmpfs, "", "/tmp"),
+				m(plan.MountTmpfs, "", homeDir),
+				m(plan.MountDir, "", "/work/empty"),
+				m(plan.MountBind, rw, rw),
+				m(plan.MountBind, rw+"/.git", rw+"/.git"), // pins .git: it cannot be renamed away
+				m(plan.MountProtect, rw+"/.git/config", rw+"/.git/config"),
+				m(plan.MountProtect, rw+"/.git/hooks", rw+"/.git/hooks"),
+				{Kind: plan.MountProtect, Source: rw + "/.envrc", Target: rw + "/.envrc", Create: true},
+				{Kind: plan.MountProtect, Source: rw + "/.vscode", Target: rw + "/.vscode", Create: true, IsDir: true},
 				// A missing directory above a protected path: created and pinned by a self-bind.
-				{Kind: profiles.MountBind, Source: rw + "/.jj", Target: rw + "/.jj", Create: true, IsDir: true},
-				{Kind: profiles.MountProtect, Source: rw + "/.jj/repo", Target: rw + "/.jj/repo", Create: true, IsDir: true},
-				{Kind: profiles.MountHideDir, Target: rw + "/secret", IsDir: true},
-				m(profiles.MountHideFile, "", rw+"/token"),
+				{Kind: plan.MountBind, Source: rw + "/.jj", Target: rw + "/.jj", Create: true, IsDir: true},
+				{Kind: plan.MountProtect, Source: rw + "/.jj/repo", Target: rw + "/.jj/repo", Create: true, IsDir: true},
+				{Kind: plan.MountHideDir, Target: rw + "/secret", IsDir: true},
+				m(plan.MountHideFile, "", rw+"/token"),
 			},
 		},
 	}
@@ -306,25 +306,25 @@ func TestSetupRootRefusesSymlinks(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		link string // path of the planted symlink, relative to the fixture, pointing to outside/
-		op   func(f string) profiles.Mount
+		op   func(f string) plan.Mount
 	}{
-		{"tmpfs beneath a symlinked dir", "rw/link", func(f string) profiles.Mount {
-			return profiles.Mount{Kind: profiles.MountTmpfs, Target: f + "/rw/link/x"}
+		{"tmpfs beneath a symlinked dir", "rw/link", func(f string) plan.Mount {
+			return plan.Mount{Kind: plan.MountTmpfs, Target: f + "/rw/link/x"}
 		}},
-		{"bind on a symlink", "rw/link", func(f string) profiles.Mount {
-			return profiles.Mount{Kind: profiles.MountROBind, Source: f + "/ro", Target: f + "/rw/link"}
+		{"bind on a symlink", "rw/link", func(f string) plan.Mount {
+			return plan.Mount{Kind: plan.MountROBind, Source: f + "/ro", Target: f + "/rw/link"}
 		}},
-		{"bind from a symlink", "rw/link", func(f string) profiles.Mount {
-			return profiles.Mount{Kind: profiles.MountBind, Source: f + "/rw/link", Target: "/x"}
+		{"bind from a symlink", "rw/link", func(f string) plan.Mount {
+			return plan.Mount{Kind: plan.MountBind, Source: f + "/rw/link", Target: "/x"}
 		}},
-		{"protect a missing path that became a symlink", "rw/.envrc", func(f string) profiles.Mount {
-			return profiles.Mount{Kind: profiles.MountProtect, Source: f + "/rw/.envrc", Target: f + "/rw/.envrc", Create: true}
+		{"protect a missing path that became a symlink", "rw/.envrc", func(f string) plan.Mount {
+			return plan.Mount{Kind: plan.MountProtect, Source: f + "/rw/.envrc", Target: f + "/rw/.envrc", Create: true}
 		}},
-		{"hide-file on a symlink", "rw/token", func(f string) profiles.Mount {
-			return profiles.Mount{Kind: profiles.MountHideFile, Target: f + "/rw/token"}
+		{"hide-file on a symlink", "rw/token", func(f string) plan.Mount {
+			return plan.Mount{Kind: plan.MountHideFile, Target: f + "/rw/token"}
 		}},
-		{"hide-dir on a symlink", "rw/secret", func(f string) profiles.Mount {
-			return profiles.Mount{Kind: profiles.MountHideDir, Target: f + "/rw/secret", IsDir: true}
+		{"hide-dir on a symlink", "rw/secret", func(f string) plan.Mount {
+			return plan.Mount{Kind: plan.MountHideDir, Target: f + "/rw/secret", IsDir: true}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -337,8 +337,8 @@ func TestSetupRootRefusesSymlinks(t *testing.T) {
 				t.Fatal(err)
 			}
 			op := tc.op(f)
-			sc := mountScenario{Fixture: f, Spec: profiles.Spec{Mounts: []profiles.Mount{
-				{Kind: profiles.MountBind, Source: f + "/rw", Target: f + "/rw"}, op,
+			sc := mountScenario{Fixture: f, Spec: plan.Spec{Mounts: []plan.Mount{
+				{Kind: plan.MountBind, Source: f + "/rw", Target: f + "/rw"}, op,
 			}}}
 			setupErr := runMountScenario(t, sc).setupErr
 			want := fmt.Sprintf("%s %s", op.Kind, object(op))
@@ -378,10 +378,10 @@ func runChecks(t *testing.T, sc mountScenario, checks map[string]func(string) er
 // mount, not on the tmpfs it covers.
 func TestSetupRootOnSlash(t *testing.T) {
 	f := newFixture(t)
-	sc := mountScenario{Fixture: f, Spec: profiles.Spec{Mounts: []profiles.Mount{
-		{Kind: profiles.MountROBind, Source: f + "/ro", Target: "/"},
-		{Kind: profiles.MountTmpfs, Target: "/sub"},
-		{Kind: profiles.MountHideFile, Target: "/file"},
+	sc := mountScenario{Fixture: f, Spec: plan.Spec{Mounts: []plan.Mount{
+		{Kind: plan.MountROBind, Source: f + "/ro", Target: "/"},
+		{Kind: plan.MountTmpfs, Target: "/sub"},
+		{Kind: plan.MountHideFile, Target: "/file"},
 	}}}
 	runChecks(t, sc, slashChecks)
 }
@@ -392,23 +392,23 @@ func TestSetupRootErrors(t *testing.T) {
 	f := newFixture(t)
 	for _, tc := range []struct {
 		name string
-		op   profiles.Mount
+		op   plan.Mount
 		want string
 	}{
-		{"missing source", profiles.Mount{Kind: profiles.MountROBind, Source: f + "/nope", Target: "/x"},
+		{"missing source", plan.Mount{Kind: plan.MountROBind, Source: f + "/nope", Target: "/x"},
 			"ro-bind " + f + "/nope on /x: open source " + f + "/nope: no such file or directory"},
-		{"missing hide target", profiles.Mount{Kind: profiles.MountHideFile, Target: "/nope"},
+		{"missing hide target", plan.Mount{Kind: plan.MountHideFile, Target: "/nope"},
 			"hide-file /nope: open /nope: no such file or directory"},
-		{"file where a directory is wanted", profiles.Mount{Kind: profiles.MountTmpfs, Target: f + "/ro/file"},
+		{"file where a directory is wanted", plan.Mount{Kind: plan.MountTmpfs, Target: f + "/ro/file"},
 			"tmpfs " + f + "/ro/file: open " + f + "/ro/file: not a directory"},
-		{"target beneath a read-only bind", profiles.Mount{Kind: profiles.MountDir, Target: f + "/ro/new"},
+		{"target beneath a read-only bind", plan.Mount{Kind: plan.MountDir, Target: f + "/ro/new"},
 			"dir " + f + "/ro/new: create " + f + "/ro/new: read-only file system"},
-		{"relative target", profiles.Mount{Kind: profiles.MountDir, Target: "x/../y"},
+		{"relative target", plan.Mount{Kind: plan.MountDir, Target: "x/../y"},
 			`dir x/../y: path "x/../y" is not absolute and clean: invalid argument`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc := mountScenario{Fixture: f, Spec: profiles.Spec{Mounts: []profiles.Mount{
-				{Kind: profiles.MountROBind, Source: f + "/ro", Target: f + "/ro"}, tc.op,
+			sc := mountScenario{Fixture: f, Spec: plan.Spec{Mounts: []plan.Mount{
+				{Kind: plan.MountROBind, Source: f + "/ro", Target: f + "/ro"}, tc.op,
 			}}}
 			if got := runMountScenario(t, sc).setupErr; got != tc.want {
 				t.Errorf("setupRoot error\n%s\nwant\n%s", got, tc.want)

@@ -5,7 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // bringUpLoopback brings lo up in the sandbox's own network namespace (it starts down), so the
@@ -31,7 +31,7 @@ func bringUpLoopback() error {
 }
 
 // setHostname gives the sandbox's own UTS namespace the Spec's hostname.
-func setHostname(spec *profiles.Spec) error {
+func setHostname(spec *plan.Spec) error {
 	if !spec.Namespaces.UTS || spec.Hostname == "" {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/landlock"
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // defaultPath is searched when the Spec's environment has no PATH, as execvp(3) does.
@@ -48,9 +48,9 @@ func restrictAndStart(cfg *initConfig, path string, stdio Stdio, ctty bool) (int
 	err := runInitSteps(spec, append(steps, []initStep{
 		{"drop capabilities", dropCapabilities},
 		{"set no_new_privs", setNoNewPrivs},
-		{"apply landlock", func(spec *profiles.Spec) error { return applyLandlock(spec, cfg.Observe) }},
+		{"apply landlock", func(spec *plan.Spec) error { return applyLandlock(spec, cfg.Observe) }},
 		{"watch for --explain", startExplainer}, // explain.go; before the main filter
-		{"install seccomp filter", func(spec *profiles.Spec) error { return installSeccomp(spec, cfg.BPF) }},
+		{"install seccomp filter", func(spec *plan.Spec) error { return installSeccomp(spec, cfg.BPF) }},
 	}...))
 	if err != nil {
 		return 0, err
@@ -75,7 +75,7 @@ func restrictAndStart(cfg *initConfig, path string, stdio Stdio, ctty bool) (int
 // dropCapabilities empties every capability set of this thread: bounding and ambient first
 // (dropping the bounding set needs CAP_SETPCAP), then effective, permitted and inheritable. With
 // the bounding set empty, not even root regains a capability by executing a file.
-func dropCapabilities(*profiles.Spec) error {
+func dropCapabilities(*plan.Spec) error {
 	for c := 0; ; c++ {
 		if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
 			break // past the last capability this kernel knows
@@ -96,13 +96,13 @@ func dropCapabilities(*profiles.Spec) error {
 }
 
 // setNoNewPrivs keeps execve from granting privileges (setuid bits, file capabilities).
-func setNoNewPrivs(*profiles.Spec) error {
+func setNoNewPrivs(*plan.Spec) error {
 	return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 }
 
 // applyLandlock restricts this thread to the Spec's grants, as paths inside the sandbox, and
 // tells the host what it applied when the run is observed.
-func applyLandlock(spec *profiles.Spec, observed bool) error {
+func applyLandlock(spec *plan.Spec, observed bool) error {
 	rep, err := landlock.Restrict(landlockConfig(spec))
 	if err != nil {
 		return err

@@ -2,13 +2,13 @@ package jail
 
 import (
 	"github.com/jail-sandbox/jail/landlock"
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // landlockConfig is the Spec's Landlock part: the filesystem grants as the sandbox sees them,
 // TCP ports when the sandbox shares the host's network, and scoped signals and abstract sockets.
-func landlockConfig(spec *profiles.Spec) landlock.Config {
+func landlockConfig(spec *plan.Spec) landlock.Config {
 	net := spec.Network
 	return landlock.Config{
 		Mode:        spec.Landlock.Mode,
@@ -24,7 +24,7 @@ func landlockConfig(spec *profiles.Spec) landlock.Config {
 
 // restrictsTCP reports whether Landlock TCP rules are in force: only on the host's network, and
 // only when the profile lists ports (in a network namespace of its own there is nothing to reach).
-func restrictsTCP(spec *profiles.Spec) bool {
+func restrictsTCP(spec *plan.Spec) bool {
 	net := spec.Network
 	return spec.Landlock.Mode != landlock.ModeOff && net.Mode == "host" &&
 		(len(net.TCPConnect) > 0 || len(net.TCPBind) > 0)
@@ -32,7 +32,7 @@ func restrictsTCP(spec *profiles.Spec) bool {
 
 // SeccompPolicy is the Spec's [syscalls] as seccomp's Policy. MPTCP is blocked where Landlock's
 // TCP rules hold, since they do not cover it. Exported for `jail seccomp export`.
-func SeccompPolicy(spec *profiles.Spec) seccomp.Policy {
+func SeccompPolicy(spec *plan.Spec) seccomp.Policy {
 	s := spec.Syscalls
 	return seccomp.Policy{
 		Default:    s.Default,
@@ -47,7 +47,7 @@ func SeccompPolicy(spec *profiles.Spec) seccomp.Policy {
 // compileSeccomp compiles the Spec's filter in the host, so the sandbox only loads it. A profile
 // that turns the filter off (syscalls.default = "off", shown as widening by `profile show`)
 // gets no program.
-func compileSeccomp(spec *profiles.Spec) ([]byte, error) {
+func compileSeccomp(spec *plan.Spec) ([]byte, error) {
 	if spec.Syscalls.Default == seccomp.ModeOff {
 		return nil, nil
 	}
@@ -60,7 +60,7 @@ func compileSeccomp(spec *profiles.Spec) ([]byte, error) {
 
 // installSeccomp loads the program compiled by compileSeccomp on the calling thread; with the
 // filter turned off there is none, which -v says.
-func installSeccomp(spec *profiles.Spec, bpf []byte) error {
+func installSeccomp(spec *plan.Spec, bpf []byte) error {
 	if bpf == nil {
 		logf(spec, "init: no seccomp filter (syscalls.default = \"off\")")
 		return nil

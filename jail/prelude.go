@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // Before its plan arrives, init does what the namespaces it was started in call for whatever the
@@ -88,13 +88,13 @@ func (p *prelude) namespaces(observed bool) nsInodes {
 }
 
 // fits reports whether spec asks for the namespaces the prelude prepared.
-func (p *prelude) fits(spec *profiles.Spec) bool {
+func (p *prelude) fits(spec *plan.Spec) bool {
 	ns, _ := namespaces(spec.Namespaces)
 	return ns == p.flags
 }
 
 // log logs the prelude's steps, once the plan says whether to.
-func (p *prelude) log(spec *profiles.Spec) {
+func (p *prelude) log(spec *plan.Spec) {
 	for _, s := range p.done {
 		logAt(spec, s.began, "init: %s (before the plan arrived)", s.what)
 	}

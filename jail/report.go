@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/landlock"
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/proxy"
 	"github.com/jail-sandbox/jail/seccomp"
 )
@@ -106,12 +106,12 @@ type NetworkReport struct {
 // RunReport is Run, observed: it also returns the run's Report (never nil, complete as far as
 // the run got) and, when status is not nil, streams bubblewrap's --json-status-fd records on it:
 // a start record once the command runs, an exit record at the end (status.go).
-func RunReport(spec *profiles.Spec, stdio Stdio, status io.Writer) (*Report, int, error) {
+func RunReport(spec *plan.Spec, stdio Stdio, status io.Writer) (*Report, int, error) {
 	return (*Early)(nil).RunReport(spec, stdio, status)
 }
 
 // RunReport is RunReport with e's init, when it fits spec.
-func (e *Early) RunReport(spec *profiles.Spec, stdio Stdio, status io.Writer) (*Report, int, error) {
+func (e *Early) RunReport(spec *plan.Spec, stdio Stdio, status io.Writer) (*Report, int, error) {
 	o := &observer{spec: spec, status: status, begin: time.Now(), follows: true}
 	code, err := runObserved(spec, stdio, o, e)
 	rep := o.report(code, err)
@@ -124,7 +124,7 @@ func (e *Early) RunReport(spec *profiles.Spec, stdio Stdio, status io.Writer) (*
 // observer follows one run for its Report and status records. The sandbox's init reports what
 // only it sees over its message pipe (initmsg.go); the rest the host sees itself.
 type observer struct {
-	spec    *profiles.Spec
+	spec    *plan.Spec
 	status  io.Writer // --json-status-fd; nil: none
 	begin   time.Time
 	follows bool // a report is made: init sends what only it sees (initConfig.Observe)

@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // initArg0 is argv[0] of the sandbox init (spawn.c's jail_init_arg0). MaybeInit runs the init
@@ -34,7 +34,7 @@ const (
 // initConfig is everything init needs, sent over configFd. The init decides nothing: it executes
 // the Spec with the seccomp program the host compiled.
 type initConfig struct {
-	Spec *profiles.Spec
+	Spec *plan.Spec
 	BPF  []byte
 	// Terminal says the caller's terminal is init's stdio and the command gets a pseudo-terminal
 	// of its own, relayed to it (pty.go).
@@ -65,17 +65,17 @@ var forwardedSignals = []os.Signal{
 // Run runs spec's command in a new sandbox and waits for it. status is the command's exit status,
 // 128+N when it died of signal N, or ExitTimeout when Spec.Limits.TimeoutSeconds expired. err is
 // an *Error when jail itself failed (its Exit is the status to exit with).
-func Run(spec *profiles.Spec, stdio Stdio) (status int, err error) {
+func Run(spec *plan.Spec, stdio Stdio) (status int, err error) {
 	return (*Early)(nil).Run(spec, stdio)
 }
 
 // Run is Run with e's init, when it fits spec.
-func (e *Early) Run(spec *profiles.Spec, stdio Stdio) (status int, err error) {
+func (e *Early) Run(spec *plan.Spec, stdio Stdio) (status int, err error) {
 	return runObserved(spec, stdio, &observer{spec: spec}, e)
 }
 
 // runObserved is Run, followed by obs (report.go).
-func runObserved(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) (status int, err error) {
+func runObserved(spec *plan.Spec, stdio Stdio, obs *observer, early *Early) (status int, err error) {
 	if len(spec.Argv) == 0 {
 		early.Discard()
 		return ExitSetup, &Error{Op: "run", Detail: "no command given", Exit: ExitSetup}
@@ -90,7 +90,7 @@ func runObserved(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) 
 
 // runSandbox runs the command in namespaces: starts init (or adopts early's), sends it the plan,
 // waits.
-func runSandbox(spec *profiles.Spec, stdio Stdio, obs *observer, early *Early) (int, error) {
+func runSandbox(spec *plan.Spec, stdio Stdio, obs *observer, early *Early) (int, error) {
 	// Signals are caught from here on (or since Prestart), in the background while init starts;
 	// sendPlan waits for them before it lets init start the command.
 	sb, signals, err := early.adopt(spec, stdio)
@@ -144,7 +144,7 @@ func (sb *sandbox) canLeave() bool {
 
 // sandbox is a started init seen from the host.
 type sandbox struct {
-	spec     *profiles.Spec
+	spec     *plan.Spec
 	proc     *process        // init, or the fallback's command
 	plan     *os.File        // write end of configFd's pipe, closed once the plan is sent and signals caught
 	messages *os.File        // read end of reportFd's pipe, read from begin on (initmsg.go)
@@ -167,7 +167,7 @@ type sandbox struct {
 // locked to it exits; holding the lock keeps every other goroutine off this one. Only this case
 // locks: a locked goroutine hands its thread back and forth each time it blocks, and the
 // runtime starts other threads to run the rest meanwhile.
-func launchPinned(ns profiles.Namespaces, stdio Stdio, signals *subscription) (*sandbox, error) {
+func launchPinned(ns plan.Namespaces, stdio Stdio, signals *subscription) (*sandbox, error) {
 	runtime.LockOSThread()
 	sb, err := launchInit(ns, stdio, signals)
 	if err != nil {
@@ -189,7 +189,7 @@ func (sb *sandbox) unpin() {
 
 // launchInit starts init in the namespaces ns, where it waits for its plan (sendPlan). It needs
 // nothing else from the plan, so it can start before the plan exists (Prestart).
-func launchInit(ns profiles.Namespaces, stdio Stdio, signals *subscription) (*sandbox, error) {
+func launchInit(ns plan.Namespaces, stdio Stdio, signals *subscription) (*sandbox, error) {
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return nil, newError("pipe", "", err)
@@ -233,7 +233,7 @@ func newSandbox(proc *process, plan, messages *os.File, stdio Stdio, signals *su
 
 // begin makes sb the sandbox of spec: it reads init's messages for obs, forwards the signals
 // caught and enforces the timeout.
-func (sb *sandbox) begin(spec *profiles.Spec, obs *observer) {
+func (sb *sandbox) begin(spec *plan.Spec, obs *observer) {
 	sb.spec = spec
 	obs.watch(sb, nil)
 	go sb.readInit(sb.messages) // initmsg.go
@@ -286,7 +286,7 @@ func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool) {
 }
 
 // namespaces returns the clone flags of the namespaces the Spec asks for, and their names.
-func namespaces(ns profiles.Namespaces) (flags uintptr, names []string) {
+func namespaces(ns plan.Namespaces) (flags uintptr, names []string) {
 	for _, n := range []struct {
 		on   bool
 		flag uintptr
@@ -368,7 +368,7 @@ func (sb *sandbox) expire() {
 }
 
 // timeoutError is jail's error when spec's timeout killed the sandbox.
-func timeoutError(spec *profiles.Spec) *Error {
+func timeoutError(spec *plan.Spec) *Error {
 	return &Error{
 		Op:     "timeout",
 		Detail: fmt.Sprintf("killed the sandbox after %s", time.Duration(spec.Limits.TimeoutSeconds*float64(time.Second))),

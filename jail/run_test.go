@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // These tests run real sandboxes: Run re-executes this test binary as the sandbox's init, which
@@ -46,44 +46,44 @@ func TestMain(m *testing.M) {
 
 // testSpec is a plan like the agent profile's, built by hand: the system read-only, /tmp
 // writable, every namespace, Landlock and the default seccomp filter.
-func testSpec(argv ...string) *profiles.Spec {
-	mounts := []profiles.Mount{
-		{Kind: profiles.MountROBind, Source: "/usr", Target: "/usr"},
-		{Kind: profiles.MountROBind, Source: "/etc", Target: "/etc"},
+func testSpec(argv ...string) *plan.Spec {
+	mounts := []plan.Mount{
+		{Kind: plan.MountROBind, Source: "/usr", Target: "/usr"},
+		{Kind: plan.MountROBind, Source: "/etc", Target: "/etc"},
 	}
 	for _, link := range []string{"/bin", "/sbin", "/lib", "/lib64"} {
 		if text, err := os.Readlink(link); err == nil {
-			mounts = append(mounts, profiles.Mount{Kind: profiles.MountSymlink, Source: text, Target: link})
+			mounts = append(mounts, plan.Mount{Kind: plan.MountSymlink, Source: text, Target: link})
 		}
 	}
 	mounts = append(mounts,
-		profiles.Mount{Kind: profiles.MountProc, Target: "/proc"},
-		profiles.Mount{Kind: profiles.MountDev, Target: "/dev"},
-		profiles.Mount{Kind: profiles.MountTmpfs, Target: "/tmp"},
+		plan.Mount{Kind: plan.MountProc, Target: "/proc"},
+		plan.Mount{Kind: plan.MountDev, Target: "/dev"},
+		plan.Mount{Kind: plan.MountTmpfs, Target: "/tmp"},
 	)
-	return &profiles.Spec{
+	return &plan.Spec{
 		Profile:  "test",
 		Argv:     argv,
 		Cwd:      "/tmp",
 		Env:      []string{"PATH=/usr/bin:/bin", "HOME=/tmp", "JAIL_TEST=1"},
 		Hostname: "jail-test",
 		Mounts:   mounts,
-		Namespaces: profiles.Namespaces{
+		Namespaces: plan.Namespaces{
 			User: true, Mount: true, PID: true, IPC: true, UTS: true, Net: true, Cgroup: true,
 		},
-		Network: profiles.Network{Mode: "none"},
-		Limits:  profiles.Limits{OpenFiles: 256},
-		Landlock: profiles.Landlock{
+		Network: plan.Network{Mode: "none"},
+		Limits:  plan.Limits{OpenFiles: 256},
+		Landlock: plan.Landlock{
 			Mode:  "best-effort",
 			Read:  []string{"/usr", "/etc", "/proc", "/dev"},
 			Write: []string{"/tmp", "/dev"},
 		},
-		Syscalls: profiles.Syscalls{Default: "allow", Errno: "EPERM"},
+		Syscalls: plan.Syscalls{Default: "allow", Errno: "EPERM"},
 	}
 }
 
 // run runs spec with stdin from /dev/null and returns stdout, stderr, the status and the error.
-func run(t *testing.T, spec *profiles.Spec) (stdout, stderr string, status int, err error) {
+func run(t *testing.T, spec *plan.Spec) (stdout, stderr string, status int, err error) {
 	t.Helper()
 	dir := t.TempDir()
 	outF, _ := os.Create(filepath.Join(dir, "out"))

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // isEarlyInit reports whether this process is the init spawn_early.c started: a child of jail's
@@ -24,7 +24,7 @@ func isEarlyInit() bool {
 // waiting for its plan, when it runs and fits: the namespaces ns, and stdio this process's own
 // (it has descriptors 0, 1 and 2). One that does not fit is killed. It is taken once. w, when
 // not nil, is init's parent, which reaps it (waiter.c).
-func takeEarlyInit(ns profiles.Namespaces, stdio Stdio, signals *subscription, w *waiter) *sandbox {
+func takeEarlyInit(ns plan.Namespaces, stdio Stdio, signals *subscription, w *waiter) *sandbox {
 	early := C.jail_early
 	if early.pid <= 0 {
 		return nil

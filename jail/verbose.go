@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // started is when jail started (CLOCK_MONOTONIC, nanoseconds), which verbose lines count from:
@@ -24,7 +24,7 @@ var started = int64(C.jail_started_ns)
 // ending in the time since jail started. In the sandbox that is the command's stderr, and jail's
 // CLI gives the command its own, so the host's and init's steps interleave in order on one
 // stream.
-func logf(spec *profiles.Spec, format string, args ...any) {
+func logf(spec *plan.Spec, format string, args ...any) {
 	if spec.Verbose {
 		logLine(monotonic(), format, args...)
 	}
@@ -33,7 +33,7 @@ func logf(spec *profiles.Spec, format string, args ...any) {
 // logAt is logf for a step that began at t, logged later. t comes from time.Now (the vDSO, so
 // that init's prelude can note its steps' times cheaply on every run) and is put on started's
 // clock only here, in a verbose run.
-func logAt(spec *profiles.Spec, t time.Time, format string, args ...any) {
+func logAt(spec *plan.Spec, t time.Time, format string, args ...any) {
 	if spec.Verbose {
 		logLine(monotonicAt(t), format, args...)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/plan"
 )
 
 func TestExpandVariables(t *testing.T) {
@@ -77,13 +79,13 @@ func TestWorktreeVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []Mount{
-		{Kind: MountBind, Source: repo + "/.git", Target: repo + "/.git", IsDir: true},
-		{Kind: MountProtect, Source: repo + "/.git/hooks", Target: repo + "/.git/hooks", IsDir: true},
-		{Kind: MountProtect, Source: repo + "/.git/config", Target: repo + "/.git/config"},
-		{Kind: MountProtect, Source: repo + "/.git/worktrees/wt/config.worktree", Target: repo + "/.git/worktrees/wt/config.worktree", Create: true},
-		{Kind: MountBind, Source: repo + "/.git/worktrees", Target: repo + "/.git/worktrees", IsDir: true},
-		{Kind: MountProtect, Source: host.Cwd + "/.git", Target: host.Cwd + "/.git"},
+	for _, want := range []plan.Mount{
+		{Kind: plan.MountBind, Source: repo + "/.git", Target: repo + "/.git", IsDir: true},
+		{Kind: plan.MountProtect, Source: repo + "/.git/hooks", Target: repo + "/.git/hooks", IsDir: true},
+		{Kind: plan.MountProtect, Source: repo + "/.git/config", Target: repo + "/.git/config"},
+		{Kind: plan.MountProtect, Source: repo + "/.git/worktrees/wt/config.worktree", Target: repo + "/.git/worktrees/wt/config.worktree", Create: true},
+		{Kind: plan.MountBind, Source: repo + "/.git/worktrees", Target: repo + "/.git/worktrees", IsDir: true},
+		{Kind: plan.MountProtect, Source: host.Cwd + "/.git", Target: host.Cwd + "/.git"},
 	} {
 		if !slices.Contains(spec.Mounts, want) {
 			t.Errorf("no mount %+v in %+v", want, spec.Mounts)

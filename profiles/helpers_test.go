@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // testHost is a host whose home and working directory are fresh temporary directories.
@@ -30,13 +32,13 @@ func parse(t *testing.T, text string) *Profile {
 }
 
 // resolve parses and resolves a profile from text.
-func resolve(t *testing.T, host Host, text string) (*Spec, error) {
+func resolve(t *testing.T, host Host, text string) (*plan.Spec, error) {
 	t.Helper()
 	return Resolve(parse(t, text), host, []string{"true"})
 }
 
 // mustResolve is resolve that fails the test on error.
-func mustResolve(t *testing.T, host Host, text string) *Spec {
+func mustResolve(t *testing.T, host Host, text string) *plan.Spec {
 	t.Helper()
 	spec, err := resolve(t, host, text)
 	if err != nil {
@@ -86,8 +88,8 @@ func wantError(t *testing.T, err error, file string, line int, key, msg string) 
 }
 
 // find returns the mounts with the given target.
-func find(spec *Spec, target string) []Mount {
-	var out []Mount
+func find(spec *plan.Spec, target string) []plan.Mount {
+	var out []plan.Mount
 	for _, m := range spec.Mounts {
 		if m.Target == target {
 			out = append(out, m)

@@ -1,5 +1,7 @@
 package profiles
 
+import "github.com/jail-sandbox/jail/plan"
+
 // A grant whose final name is a symlink (~/.gitconfig → dotfiles/gitconfig) is bound at the
 // link's own path, so the program finds it where it looks. That works on a fresh tmpfs, but
 // beneath another bind the link itself is there already, and the launcher never mounts over a
@@ -12,7 +14,7 @@ func (pl *planner) settleLinkGrants() {
 	kept := pl.mounts[:0]
 	for _, m := range pl.mounts {
 		if pl.linkGrants[m.Target] && pl.beneathBind(m.Target) {
-			if m.Kind == MountROBind && pl.beneathBind(m.Source) {
+			if m.Kind == plan.MountROBind && pl.beneathBind(m.Source) {
 				continue // the link inside the outer bind already shows it
 			}
 			m.Target = m.Source
@@ -29,7 +31,7 @@ func (pl *planner) settleLinkGrants() {
 // own file.
 func (pl *planner) beneathBind(path string) bool {
 	for _, m := range pl.mounts {
-		if (m.Kind == MountBind || m.Kind == MountROBind) && m.Target != path && within(path, m.Target) {
+		if (m.Kind == plan.MountBind || m.Kind == plan.MountROBind) && m.Target != path && within(path, m.Target) {
 			return true
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // A grant naming a symlink that lies inside another bind: a read grant whose destination is
@@ -17,7 +19,7 @@ func TestLinkGrantBeneathBind(t *testing.T) {
 	if err := os.Symlink(filepath.Join(usr, "zone"), link); err != nil {
 		t.Fatal(err)
 	}
-	find := func(spec *Spec, target string) *Mount {
+	find := func(spec *plan.Spec, target string) *plan.Mount {
 		for i, m := range spec.Mounts {
 			if m.Target == target {
 				return &spec.Mounts[i]
@@ -33,7 +35,7 @@ read = ["`+etc+`", "`+usr+`", "`+link+`"]`)
 	spec = mustResolve(t, host, `[filesystem]
 read = ["`+etc+`", "`+usr+`"]
 write = ["`+link+`"]`)
-	if m := find(spec, filepath.Join(usr, "zone")); m == nil || m.Kind != MountBind || find(spec, link) != nil {
+	if m := find(spec, filepath.Join(usr, "zone")); m == nil || m.Kind != plan.MountBind || find(spec, link) != nil {
 		t.Errorf("write grant of a link inside a bind not moved to its destination: %+v", spec.Mounts)
 	}
 	// On a fresh tmpfs the grant stays at the link's own path.

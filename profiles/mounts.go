@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // systemLinks are the root directories a merged-/usr host has as symlinks into /usr. They are
@@ -20,7 +22,7 @@ var systemLinks = []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32
 type planner struct {
 	p        *Profile
 	host     Host
-	mounts   []Mount
+	mounts   []plan.Mount
 	warnings []*Error
 	// selfBinds are the directories bound onto themselves between a writable grant and a
 	// protected path: mountpoints, not grants of their own.
@@ -32,15 +34,15 @@ type planner struct {
 
 // plan builds the mount list (see the contract's "Spec.Mounts semantics"): grants, masks,
 // protections, the host's merged-/usr links, a home directory, /proc and /dev, in mount order.
-func (pl *planner) plan() ([]Mount, error) {
+func (pl *planner) plan() ([]plan.Mount, error) {
 	fsys := pl.p.Filesystem
 	steps := []struct {
 		key   string
 		paths []string
 		add   func(entry) error
 	}{
-		{"filesystem.write", fsys.Write, func(e entry) error { return pl.grant(MountBind, e) }},
-		{"filesystem.read", fsys.Read, func(e entry) error { return pl.grant(MountROBind, e) }},
+		{"filesystem.write", fsys.Write, func(e entry) error { return pl.grant(plan.MountBind, e) }},
+		{"filesystem.read", fsys.Read, func(e entry) error { return pl.grant(plan.MountROBind, e) }},
 		{"filesystem.tmpfs", fsys.Tmpfs, pl.tmpfs},
 		{"filesystem.hide", fsys.Hide, pl.hide},
 		{"filesystem.protect", fsys.Protect, pl.protect},
@@ -63,13 +65,13 @@ func (pl *planner) plan() ([]Mount, error) {
 	if err := pl.home(); err != nil {
 		return nil, err
 	}
-	pl.mounts = append(pl.mounts, Mount{Kind: MountProc, Target: "/proc"}, Mount{Kind: MountDev, Target: "/dev"})
+	pl.mounts = append(pl.mounts, plan.Mount{Kind: plan.MountProc, Target: "/proc"}, plan.Mount{Kind: plan.MountDev, Target: "/dev"})
 	return sortMounts(pl.mounts), nil
 }
 
 // grant adds a read-only or writable bind of e. Source is e with every symlink followed (once,
 // here); Target keeps e's final name under its physical parents.
-func (pl *planner) grant(kind MountKind, e entry) error {
+func (pl *planner) grant(kind plan.MountKind, e entry) error {
 	source, err := pl.links.eval(e.path)
 	if errors.Is(err, fs.ErrNotExist) && e.optional {
 		return nil
@@ -94,13 +96,13 @@ func (pl *planner) grant(kind MountKind, e entry) error {
 	if pl.at(target) != nil {
 		return nil // writes come first: a path both read and written is writable
 	}
-	if kind == MountBind && target == "/" {
+	if kind == plan.MountBind && target == "/" {
 		pl.warn(e, "the whole host filesystem is writable (is the working directory /?)")
 	}
 	if link, err := os.Lstat(e.path); err == nil && link.Mode()&fs.ModeSymlink != 0 {
 		pl.linkGrants[target] = true
 	}
-	pl.mounts = append(pl.mounts, Mount{Kind: kind, Source: source, Target: target, IsDir: info.IsDir()})
+	pl.mounts = append(pl.mounts, plan.Mount{Kind: kind, Source: source, Target: target, IsDir: info.IsDir()})
 	return nil
 }
 
@@ -115,8 +117,8 @@ func (pl *planner) tmpfs(e entry) error {
 	}
 	switch prev := pl.at(target); {
 	case prev == nil:
-		pl.mounts = append(pl.mounts, Mount{Kind: MountTmpfs, Target: target, IsDir: true})
-	case prev.Kind != MountTmpfs:
+		pl.mounts = append(pl.mounts, plan.Mount{Kind: plan.MountTmpfs, Target: target, IsDir: true})
+	case prev.Kind != plan.MountTmpfs:
 		pl.warn(e, "%s is also granted as a %s, which replaces the tmpfs", e.path, prev.Kind)
 	}
 	return nil
@@ -130,18 +132,18 @@ func (pl *planner) hide(e entry) error {
 	}
 	g := pl.innermostGrant(target)
 	switch {
-	case g == nil || g.Kind == MountTmpfs && g.Target != target:
+	case g == nil || g.Kind == plan.MountTmpfs && g.Target != target:
 		return nil
-	case g.Target == target && g.Kind == MountROBind:
+	case g.Target == target && g.Kind == plan.MountROBind:
 		pl.warn(e, "%s is also granted read; the mask wins", e.path)
 	case g.Target == target:
 		return pl.p.errorAt(e.key, e.raw, "%s is both hidden and granted as %s; remove one", e.path, g.Kind)
 	}
-	kind := MountHideFile
+	kind := plan.MountHideFile
 	if info.IsDir() {
-		kind = MountHideDir
+		kind = plan.MountHideDir
 	}
-	pl.mounts = append(pl.mounts, Mount{Kind: kind, Target: target, IsDir: info.IsDir()})
+	pl.mounts = append(pl.mounts, plan.Mount{Kind: kind, Target: target, IsDir: info.IsDir()})
 	return nil
 }
 
@@ -159,9 +161,9 @@ func (pl *planner) protect(e entry) error {
 	}
 	g := pl.innermostGrant(target)
 	switch {
-	case g != nil && g.Kind == MountROBind:
+	case g != nil && g.Kind == plan.MountROBind:
 		return nil // already read-only
-	case g == nil || g.Kind == MountTmpfs:
+	case g == nil || g.Kind == plan.MountTmpfs:
 		if !e.optional {
 			pl.warn(e, "%s is not beneath any writable grant; nothing to protect", e.path)
 		}
@@ -174,11 +176,11 @@ func (pl *planner) protect(e entry) error {
 	for _, dir := range between(g.Target, target) {
 		_, statErr := os.Stat(dir)
 		if pl.at(dir) == nil {
-			pl.mounts = append(pl.mounts, Mount{Kind: MountBind, Source: dir, Target: dir, IsDir: true, Create: statErr != nil})
+			pl.mounts = append(pl.mounts, plan.Mount{Kind: plan.MountBind, Source: dir, Target: dir, IsDir: true, Create: statErr != nil})
 			pl.selfBinds[dir] = true
 		}
 	}
-	m := Mount{Kind: MountProtect, Source: target, Target: target, IsDir: e.dir, Create: info == nil}
+	m := plan.Mount{Kind: plan.MountProtect, Source: target, Target: target, IsDir: e.dir, Create: info == nil}
 	if info != nil {
 		m.IsDir = info.IsDir()
 	}
@@ -215,7 +217,7 @@ func (pl *planner) systemLinks() error {
 		if err != nil {
 			return fmt.Errorf("readlink %s: %w", link, err)
 		}
-		pl.mounts = append(pl.mounts, Mount{Kind: MountSymlink, Source: text, Target: link})
+		pl.mounts = append(pl.mounts, plan.Mount{Kind: plan.MountSymlink, Source: text, Target: link})
 	}
 	return nil
 }
@@ -232,14 +234,14 @@ func (pl *planner) home() error {
 	if err != nil {
 		return fmt.Errorf("resolve home %s: %w", pl.host.Home, err)
 	}
-	if g := pl.innermostGrant(target); pl.at(target) == nil && (g == nil || g.Kind == MountTmpfs) {
-		pl.mounts = append(pl.mounts, Mount{Kind: MountDir, Target: target, IsDir: true})
+	if g := pl.innermostGrant(target); pl.at(target) == nil && (g == nil || g.Kind == plan.MountTmpfs) {
+		pl.mounts = append(pl.mounts, plan.Mount{Kind: plan.MountDir, Target: target, IsDir: true})
 	}
 	return nil
 }
 
 // at returns the bind, read-only bind or tmpfs already planned at target, or nil.
-func (pl *planner) at(target string) *Mount {
+func (pl *planner) at(target string) *plan.Mount {
 	for i, m := range pl.mounts {
 		if m.Target == target && isGrant(m.Kind) {
 			return &pl.mounts[i]
@@ -249,8 +251,8 @@ func (pl *planner) at(target string) *Mount {
 }
 
 // innermostGrant returns the deepest bind, read-only bind or tmpfs containing target, or nil.
-func (pl *planner) innermostGrant(target string) *Mount {
-	var best *Mount
+func (pl *planner) innermostGrant(target string) *plan.Mount {
+	var best *plan.Mount
 	for i, m := range pl.mounts {
 		if isGrant(m.Kind) && !pl.selfBinds[m.Target] && within(target, m.Target) &&
 			(best == nil || depth(m.Target) > depth(best.Target)) {
@@ -286,8 +288,8 @@ func creatable(path string) bool {
 }
 
 // isGrant reports whether kind makes a path visible: a bind, a read-only bind or a tmpfs.
-func isGrant(kind MountKind) bool {
-	return kind == MountBind || kind == MountROBind || kind == MountTmpfs
+func isGrant(kind plan.MountKind) bool {
+	return kind == plan.MountBind || kind == plan.MountROBind || kind == plan.MountTmpfs
 }
 
 // between lists the directories strictly between outer and inner (inner beneath outer),
@@ -302,20 +304,20 @@ func between(outer, inner string) []string {
 
 // sortMounts orders mounts by target depth, shallow first, stably; at equal target, grants
 // (binds, tmpfs) come before masks (hide, protect), which must sit on top of them.
-func sortMounts(mounts []Mount) []Mount {
+func sortMounts(mounts []plan.Mount) []plan.Mount {
 	first := map[string]int{}
 	for i, m := range mounts {
 		if _, seen := first[m.Target]; !seen {
 			first[m.Target] = i
 		}
 	}
-	isMask := func(m Mount) int {
-		if m.Kind == MountHideDir || m.Kind == MountHideFile || m.Kind == MountProtect {
+	isMask := func(m plan.Mount) int {
+		if m.Kind == plan.MountHideDir || m.Kind == plan.MountHideFile || m.Kind == plan.MountProtect {
 			return 1
 		}
 		return 0
 	}
-	slices.SortStableFunc(mounts, func(a, b Mount) int {
+	slices.SortStableFunc(mounts, func(a, b plan.Mount) int {
 		if d := depth(a.Target) - depth(b.Target); d != 0 {
 			return d
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // TestSymlinkResolution: Source follows every symlink once, on the host; Target keeps the final
@@ -18,10 +20,10 @@ func TestSymlinkResolution(t *testing.T) {
 	symlink(t, "real", dir+"/link")       // a symlinked directory
 	symlink(t, "real/file", dir+"/flink") // a symlinked file
 	spec := mustResolve(t, host, "[filesystem]\nread = [\""+dir+"/link\", \""+dir+"/link/sub\", \""+dir+"/flink\"]\n")
-	for _, want := range []Mount{
-		{Kind: MountROBind, Source: dir + "/real", Target: dir + "/link", IsDir: true},
-		{Kind: MountROBind, Source: dir + "/real/sub", Target: dir + "/real/sub", IsDir: true},
-		{Kind: MountROBind, Source: dir + "/real/file", Target: dir + "/flink"},
+	for _, want := range []plan.Mount{
+		{Kind: plan.MountROBind, Source: dir + "/real", Target: dir + "/link", IsDir: true},
+		{Kind: plan.MountROBind, Source: dir + "/real/sub", Target: dir + "/real/sub", IsDir: true},
+		{Kind: plan.MountROBind, Source: dir + "/real/file", Target: dir + "/flink"},
 	} {
 		if !slices.Contains(spec.Mounts, want) {
 			t.Errorf("missing %+v in %+v", want, spec.Mounts)
@@ -84,17 +86,17 @@ func TestProtect(t *testing.T) {
 write = ["$CWD"]
 protect = ["$CWD/.git/hooks/?", "$CWD/.git/config?", "$CWD/.envrc", "$CWD/.vscode/", "$CWD/.idea/", "$CWD/deep/er/file"]
 `)
-	for _, want := range []Mount{
-		{Kind: MountBind, Source: cwd, Target: cwd, IsDir: true},
-		{Kind: MountBind, Source: cwd + "/.git", Target: cwd + "/.git", IsDir: true},
-		{Kind: MountProtect, Source: cwd + "/.git/hooks", Target: cwd + "/.git/hooks", IsDir: true, Create: true},
-		{Kind: MountProtect, Source: cwd + "/.git/config", Target: cwd + "/.git/config"},
-		{Kind: MountProtect, Source: cwd + "/.envrc", Target: cwd + "/.envrc", Create: true},
-		{Kind: MountProtect, Source: cwd + "/.vscode", Target: cwd + "/.vscode", IsDir: true},
-		{Kind: MountProtect, Source: cwd + "/.idea", Target: cwd + "/.idea", IsDir: true, Create: true},
-		{Kind: MountBind, Source: cwd + "/deep", Target: cwd + "/deep", IsDir: true, Create: true},
-		{Kind: MountBind, Source: cwd + "/deep/er", Target: cwd + "/deep/er", IsDir: true, Create: true},
-		{Kind: MountProtect, Source: cwd + "/deep/er/file", Target: cwd + "/deep/er/file", Create: true},
+	for _, want := range []plan.Mount{
+		{Kind: plan.MountBind, Source: cwd, Target: cwd, IsDir: true},
+		{Kind: plan.MountBind, Source: cwd + "/.git", Target: cwd + "/.git", IsDir: true},
+		{Kind: plan.MountProtect, Source: cwd + "/.git/hooks", Target: cwd + "/.git/hooks", IsDir: true, Create: true},
+		{Kind: plan.MountProtect, Source: cwd + "/.git/config", Target: cwd + "/.git/config"},
+		{Kind: plan.MountProtect, Source: cwd + "/.envrc", Target: cwd + "/.envrc", Create: true},
+		{Kind: plan.MountProtect, Source: cwd + "/.vscode", Target: cwd + "/.vscode", IsDir: true},
+		{Kind: plan.MountProtect, Source: cwd + "/.idea", Target: cwd + "/.idea", IsDir: true, Create: true},
+		{Kind: plan.MountBind, Source: cwd + "/deep", Target: cwd + "/deep", IsDir: true, Create: true},
+		{Kind: plan.MountBind, Source: cwd + "/deep/er", Target: cwd + "/deep/er", IsDir: true, Create: true},
+		{Kind: plan.MountProtect, Source: cwd + "/deep/er/file", Target: cwd + "/deep/er/file", Create: true},
 	} {
 		if !slices.Contains(spec.Mounts, want) {
 			t.Errorf("missing %+v", want)
@@ -113,7 +115,7 @@ func TestProtectNested(t *testing.T) {
 		spec := mustResolve(t, host, "[filesystem]\nwrite = [\"$CWD\"]\nprotect = ["+order+"]\n")
 		for _, dir := range []string{"/.git", "/.git/hooks"} {
 			got := find(spec, host.Cwd+dir)
-			if len(got) == 0 || got[len(got)-1].Kind != MountProtect {
+			if len(got) == 0 || got[len(got)-1].Kind != plan.MountProtect {
 				t.Errorf("%s: %s: %+v", order, dir, got)
 			}
 		}
@@ -173,16 +175,16 @@ read = ["$CWD", "/usr"]
 hide = ["$CWD/secrets", "$CWD/.env", "$CWD/missing", "/var/log", "/usr"]
 `)
 	cwd := host.Cwd
-	if got := find(spec, cwd+"/secrets"); len(got) != 1 || got[0].Kind != MountHideDir {
+	if got := find(spec, cwd+"/secrets"); len(got) != 1 || got[0].Kind != plan.MountHideDir {
 		t.Errorf("secrets: %+v", got)
 	}
-	if got := find(spec, cwd+"/.env"); len(got) != 1 || got[0].Kind != MountHideFile {
+	if got := find(spec, cwd+"/.env"); len(got) != 1 || got[0].Kind != plan.MountHideFile {
 		t.Errorf(".env: %+v", got)
 	}
 	if len(find(spec, cwd+"/missing")) != 0 || len(find(spec, "/var/log")) != 0 {
 		t.Error("kept a hide of a missing or ungranted path")
 	}
-	if got := find(spec, "/usr"); len(got) != 2 || got[1].Kind != MountHideDir {
+	if got := find(spec, "/usr"); len(got) != 2 || got[1].Kind != plan.MountHideDir {
 		t.Errorf("/usr: %+v", got)
 	}
 	if len(spec.Warnings) != 1 || !strings.Contains(spec.Warnings[0], "the mask wins") {
@@ -198,7 +200,7 @@ func TestAlwaysPresent(t *testing.T) {
 	if len(find(spec, "/proc")) != 1 || len(find(spec, "/dev")) != 1 {
 		t.Errorf("no proc or dev: %+v", spec.Mounts)
 	}
-	if got := find(spec, host.Home); len(got) != 1 || got[0].Kind != MountDir {
+	if got := find(spec, host.Home); len(got) != 1 || got[0].Kind != plan.MountDir {
 		t.Errorf("home: %+v", got)
 	}
 	for _, link := range systemLinks {
@@ -206,7 +208,7 @@ func TestAlwaysPresent(t *testing.T) {
 		if err != nil {
 			continue // not a symlink on this host
 		}
-		if got := find(spec, link); len(got) != 1 || got[0] != (Mount{Kind: MountSymlink, Source: text, Target: link}) {
+		if got := find(spec, link); len(got) != 1 || got[0] != (plan.Mount{Kind: plan.MountSymlink, Source: text, Target: link}) {
 			t.Errorf("%s: %+v", link, got)
 		}
 	}
@@ -218,7 +220,7 @@ func TestAlwaysPresent(t *testing.T) {
 func TestGrantWins(t *testing.T) {
 	host := testHost(t)
 	spec := mustResolve(t, host, "[filesystem]\nread = [\"$CWD\"]\nwrite = [\"$CWD\"]\ntmpfs = [\"$CWD\"]\n")
-	if got := find(spec, host.Cwd); len(got) != 1 || got[0].Kind != MountBind {
+	if got := find(spec, host.Cwd); len(got) != 1 || got[0].Kind != plan.MountBind {
 		t.Errorf("%+v", got)
 	}
 	if len(spec.Warnings) != 1 || !strings.Contains(spec.Warnings[0], "replaces the tmpfs") {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/proxy"
 )
 
@@ -26,7 +27,7 @@ const (
 // values validated, paths resolved on the host into the ordered mount list, the environment
 // filtered, defaults filled in. Errors point at the line of the offending value; warnings go to
 // Spec.Warnings.
-func Resolve(p *Profile, host Host, argv []string) (*Spec, error) {
+func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 	e, err := Expand(p, host)
 	if err != nil {
 		return nil, err
@@ -48,19 +49,19 @@ func Resolve(p *Profile, host Host, argv []string) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := &Spec{
+	spec := &plan.Spec{
 		Profile:    strings.TrimPrefix(p.Source, builtinPrefix),
 		Argv:       argv,
 		Cwd:        cwd,
 		Env:        environment(e.Process.Env, host.Environ, home, proxyEnv(e.Network)),
 		Hostname:   cmp.Or(e.Process.Hostname, defaultHostname),
 		Mounts:     mounts,
-		Namespaces: NamespacesFor(e.Network.Mode),
-		Network: Network{Mode: cmp.Or(e.Network.Mode, defaultNetworkMode),
+		Namespaces: plan.NamespacesFor(e.Network.Mode),
+		Network: plan.Network{Mode: cmp.Or(e.Network.Mode, defaultNetworkMode),
 			TCPConnect: e.Network.TCPConnect, TCPBind: e.Network.TCPBind, Proxy: proxyPlan(e.Network)},
 		Limits:   limits(e.Limits),
 		Landlock: landlockRules(e.Landlock, mounts),
-		Syscalls: Syscalls{Default: cmp.Or(e.Syscalls.Default, defaultSyscalls),
+		Syscalls: plan.Syscalls{Default: cmp.Or(e.Syscalls.Default, defaultSyscalls),
 			Deny: e.Syscalls.Deny, Allow: e.Syscalls.Allow,
 			Errno: cmp.Or(e.Syscalls.Errno, defaultErrno), Log: deref(e.Syscalls.Log)},
 		Fallback:    e.Sandbox.Fallback,
@@ -74,7 +75,7 @@ func Resolve(p *Profile, host Host, argv []string) (*Spec, error) {
 
 // workingDir is process.cwd, else the host's working directory when a grant makes it visible,
 // else /. Like every target, it keeps its final name under physical parents.
-func workingDir(p *Profile, host Host, mounts []Mount, links symlinks) (string, error) {
+func workingDir(p *Profile, host Host, mounts []plan.Mount, links symlinks) (string, error) {
 	dir := p.Process.Cwd
 	if dir == "" {
 		dir = host.Cwd
@@ -86,9 +87,9 @@ func workingDir(p *Profile, host Host, mounts []Mount, links symlinks) (string, 
 	if err != nil {
 		return "", p.errorAt("process.cwd", dir, "resolve %s: %w", dir, err)
 	}
-	visible := slices.ContainsFunc(mounts, func(m Mount) bool {
-		return (m.Kind == MountBind || m.Kind == MountROBind) && within(target, m.Target) ||
-			(m.Kind == MountTmpfs || m.Kind == MountDir) && m.Target == target
+	visible := slices.ContainsFunc(mounts, func(m plan.Mount) bool {
+		return (m.Kind == plan.MountBind || m.Kind == plan.MountROBind) && within(target, m.Target) ||
+			(m.Kind == plan.MountTmpfs || m.Kind == plan.MountDir) && m.Target == target
 	})
 	if !visible && p.Process.Cwd == "" {
 		return "/", nil
@@ -128,11 +129,11 @@ func environment(rules, hostEnv []string, home string, proxyVars []string) []str
 }
 
 // proxyPlan is the egress proxy's plan for network mode "proxy", else nil.
-func proxyPlan(n NetworkRules) *Proxy {
+func proxyPlan(n NetworkRules) *plan.Proxy {
 	if n.Mode != "proxy" {
 		return nil
 	}
-	return &Proxy{Allow: n.Allow, Deny: n.Deny, AllowPrivate: deref(n.AllowPrivate),
+	return &plan.Proxy{Allow: n.Allow, Deny: n.Deny, AllowPrivate: deref(n.AllowPrivate),
 		Socket: proxy.SocketPath, HTTPPort: proxy.HTTPPort, SOCKSPort: proxy.SOCKSPort}
 }
 
@@ -145,12 +146,12 @@ func proxyEnv(n NetworkRules) []string {
 }
 
 // limits converts [limits]; the timeout was checked by checkLimits.
-func limits(l LimitRules) Limits {
+func limits(l LimitRules) plan.Limits {
 	var timeout time.Duration
 	if l.Timeout != "" {
 		timeout, _ = time.ParseDuration(l.Timeout)
 	}
-	return Limits{
+	return plan.Limits{
 		TimeoutSeconds: timeout.Seconds(),
 		CPUSeconds:     deref(l.CPU),
 		AddressSpace:   deref(l.AddressSpace),
@@ -167,13 +168,13 @@ func limits(l LimitRules) Limits {
 // Every directory may be listed: the new root holds only the grants, so listing reveals no more
 // than the mounts already show, and `ls /` or os.listdir("..") keep working.
 // [landlock] read or write, when set, replace the mirrored list.
-func landlockRules(rules LandlockRules, mounts []Mount) Landlock {
-	l := Landlock{Mode: cmp.Or(rules.Mode, defaultLandlockMode), List: []string{"/"}}
+func landlockRules(rules LandlockRules, mounts []plan.Mount) plan.Landlock {
+	l := plan.Landlock{Mode: cmp.Or(rules.Mode, defaultLandlockMode), List: []string{"/"}}
 	for _, m := range mounts {
 		switch m.Kind {
-		case MountROBind, MountProc, MountDir:
+		case plan.MountROBind, plan.MountProc, plan.MountDir:
 			l.Read = append(l.Read, m.Target)
-		case MountBind, MountTmpfs, MountDev:
+		case plan.MountBind, plan.MountTmpfs, plan.MountDev:
 			l.Write = append(l.Write, m.Target)
 		}
 	}

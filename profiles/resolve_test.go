@@ -3,6 +3,8 @@ package profiles
 import (
 	"slices"
 	"testing"
+
+	"github.com/jail-sandbox/jail/plan"
 )
 
 func TestEnvironment(t *testing.T) {
@@ -26,16 +28,16 @@ env = ["PATH", "LC_*", "TERM", "HOME", "PIP_NO_INPUT=1", "EMPTY=", "UNSET_ON_HOS
 
 func TestDefaults(t *testing.T) {
 	spec := mustResolve(t, testHost(t), "")
-	want := Spec{
+	want := plan.Spec{
 		Hostname:   "jail",
-		Namespaces: Namespaces{User: true, Mount: true, PID: true, IPC: true, UTS: true, Net: true, Cgroup: true},
-		Network:    Network{Mode: "none"},
-		Landlock:   Landlock{Mode: "best-effort"},
-		Syscalls:   Syscalls{Default: "allow", Errno: "EPERM"},
+		Namespaces: plan.Namespaces{User: true, Mount: true, PID: true, IPC: true, UTS: true, Net: true, Cgroup: true},
+		Network:    plan.Network{Mode: "none"},
+		Landlock:   plan.Landlock{Mode: "best-effort"},
+		Syscalls:   plan.Syscalls{Default: "allow", Errno: "EPERM"},
 	}
 	if spec.Hostname != want.Hostname || spec.Namespaces != want.Namespaces || spec.Network.Mode != want.Network.Mode ||
 		spec.Landlock.Mode != want.Landlock.Mode || spec.Syscalls.Default != want.Syscalls.Default ||
-		spec.Syscalls.Errno != want.Syscalls.Errno || spec.Limits != (Limits{}) || spec.Fallback != "" || spec.AllowWeaker {
+		spec.Syscalls.Errno != want.Syscalls.Errno || spec.Limits != (plan.Limits{}) || spec.Fallback != "" || spec.AllowWeaker {
 		t.Errorf("defaults: %+v", spec)
 	}
 }
@@ -66,7 +68,7 @@ allow_weaker = true
 	if spec.Network.Mode != "host" || spec.Namespaces.Net || !slices.Equal(spec.Network.TCPConnect, []uint16{443}) {
 		t.Errorf("network %+v namespaces %+v", spec.Network, spec.Namespaces)
 	}
-	if spec.Limits != (Limits{TimeoutSeconds: 90, CPUSeconds: 10, Processes: 100, Core: 1024}) {
+	if spec.Limits != (plan.Limits{TimeoutSeconds: 90, CPUSeconds: 10, Processes: 100, Core: 1024}) {
 		t.Errorf("limits %+v", spec.Limits)
 	}
 	if spec.Hostname != "box" || spec.Landlock.Mode != "required" || spec.Fallback != "landlock" || !spec.AllowWeaker {
@@ -83,7 +85,7 @@ func TestLandlockOverride(t *testing.T) {
 	if !slices.Equal(spec.Landlock.Read, []string{"/usr", host.Home}) || !slices.Equal(spec.Landlock.Write, []string{"/dev"}) {
 		t.Errorf("landlock %+v", spec.Landlock)
 	}
-	if got := find(spec, host.Cwd); len(got) != 1 || got[0].Kind != MountBind {
+	if got := find(spec, host.Cwd); len(got) != 1 || got[0].Kind != plan.MountBind {
 		t.Errorf("the mounts must not change: %+v", got)
 	}
 	_, err := resolve(t, host, "[landlock]\nwrite = [\"dev\"]\n")
@@ -116,16 +118,16 @@ func TestBuiltins(t *testing.T) {
 			cwd := find(spec, host.Cwd)
 			switch name {
 			case "agent":
-				if len(cwd) != 1 || cwd[0].Kind != MountBind {
+				if len(cwd) != 1 || cwd[0].Kind != plan.MountBind {
 					t.Errorf("cwd: %+v", cwd)
 				}
 				for _, path := range []string{".git/hooks", ".git/config", ".gitmodules", ".envrc", ".vscode", ".idea", ".jail", ".claude", ".mcp.json", ".codex", ".gemini"} {
-					if got := find(spec, host.Cwd+"/"+path); len(got) != 1 || got[0].Kind != MountProtect {
+					if got := find(spec, host.Cwd+"/"+path); len(got) != 1 || got[0].Kind != plan.MountProtect {
 						t.Errorf("%s not protected: %+v", path, got)
 					}
 				}
 			case "readonly":
-				if len(cwd) != 1 || cwd[0].Kind != MountROBind {
+				if len(cwd) != 1 || cwd[0].Kind != plan.MountROBind {
 					t.Errorf("cwd: %+v", cwd)
 				}
 			}

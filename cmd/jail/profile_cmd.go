@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/profiles"
 	"github.com/jail-sandbox/jail/seccomp"
 )
@@ -93,7 +94,7 @@ func checkProfiles(files []string, host profiles.Host, stdio jail.Stdio) int {
 	status := 0
 	for _, file := range files {
 		p, err := profiles.Load(file, host)
-		var spec *profiles.Spec
+		var spec *plan.Spec
 		if err == nil {
 			spec, err = profiles.Resolve(p, host, []string{"true"})
 		}

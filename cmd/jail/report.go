@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/profiles"
 )
 
@@ -56,7 +57,7 @@ func (r *reportFlags) open() (*reporter, error) {
 
 // run runs spec, in early's init when it fits, observed when a report or status records were
 // asked for.
-func (rep *reporter) run(spec *profiles.Spec, stdio jail.Stdio, early *jail.Early) (int, error) {
+func (rep *reporter) run(spec *plan.Spec, stdio jail.Stdio, early *jail.Early) (int, error) {
 	if rep.file == nil && rep.status == nil && !spec.Explain {
 		return early.Run(spec, stdio)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/profiles"
 )
 
@@ -98,7 +99,7 @@ func runCommand(args []string, stdio jail.Stdio) int {
 	// for others gets another init.
 	var early *jail.Early
 	if !f.dryRun {
-		early = jail.Prestart(profiles.NamespacesFor(f.overlay.Network.Mode), stdio)
+		early = jail.Prestart(plan.NamespacesFor(f.overlay.Network.Mode), stdio)
 		defer early.Discard()
 	}
 	spec, err := resolve(f.profile, &f.overlay, fs.Args())
@@ -123,7 +124,7 @@ func runCommand(args []string, stdio jail.Stdio) int {
 
 // resolve loads the named profile, lays the command line's overlay (if any) over it and
 // resolves the result against this host into the plan.
-func resolve(ref string, overlay *profiles.Profile, argv []string) (*profiles.Spec, error) {
+func resolve(ref string, overlay *profiles.Profile, argv []string) (*plan.Spec, error) {
 	host, err := loadHost()
 	if err != nil {
 		return nil, err

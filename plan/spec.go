@@ -1,4 +1,4 @@
-package profiles
+package plan
 
 // Spec is the resolved plan: one plain, JSON-able value holding everything the launcher needs to
 // build the sandbox. Every path in it is absolute and already resolved on the host; every variable
