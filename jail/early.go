@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"os"
 	"strings"
 
 	"github.com/jail-sandbox/jail/plan"
@@ -75,13 +76,13 @@ func (e *Early) adopt(spec *plan.Spec, stdio Stdio) (sb *sandbox, signals *subsc
 		logf(spec, "host: the plan does not fit the init started early: starting another")
 		e.sb.discard()
 		e.signals = e.signals.caught()
-		e.waiter.forwardHere(e.signals)
+		forwardHere(e.waiter, e.signals)
 		return nil, e.signals, nil
 	}
 	if e.sb != nil && e.sb.proc.waiter != nil {
 		e.waiter.forwardToInit()
 	} else {
-		e.waiter.forwardHere(e.signals)
+		forwardHere(e.waiter, e.signals)
 	}
 	_, names := namespaces(e.ns)
 	when := ""
@@ -90,4 +91,41 @@ func (e *Early) adopt(spec *plan.Spec, stdio Stdio) (sb *sandbox, signals *subsc
 	}
 	logf(spec, "host: init started early%s (namespaces %s)", when, strings.Join(names, ","))
 	return e.sb, e.signals, e.err
+}
+
+// takeEarlyInit returns the init spawn_early.c started before this runtime, as a sandbox
+// waiting for its plan, when it runs and fits: the namespaces ns, and stdio this process's own
+// (it has descriptors 0, 1 and 2). One that does not fit is killed. It is taken once. w, when
+// not nil, is init's parent, which reaps it (waiter.c).
+func takeEarlyInit(ns plan.Namespaces, stdio Stdio, signals *subscription, w *waiter) *sandbox {
+	early := takeEarly()
+	if early.pid <= 0 {
+		return nil
+	}
+	proc, err := newProcess(early.pid)
+	if err != nil {
+		early.errs.Close()
+		early.plan.Close()
+		early.messages.Close()
+		return nil
+	}
+	proc.waiter = w
+	sb := newSandbox(proc, early.plan, early.messages, stdio, signals)
+	flags, _ := namespaces(ns)
+	if !early.started() || flags != early.ns || stdio != (Stdio{os.Stdin, os.Stdout, os.Stderr}) {
+		sb.discard()
+		return nil
+	}
+	return sb
+}
+
+// forwardHere tells w, once signals catches the forwarded signals, to forward them to this
+// process, which passes them to an init of its own. Nil-safe.
+func forwardHere(w *waiter, signals *subscription) {
+	if w != nil {
+		go func() {
+			signals.wait()
+			w.toHost()
+		}()
+	}
 }

@@ -2,7 +2,6 @@ package jail
 
 import (
 	"errors"
-	"os"
 	"strings"
 	"syscall"
 )
@@ -91,53 +90,24 @@ func execError(name string, err error) *Error {
 	return e
 }
 
-// The sysctls that can each restrict unprivileged user namespaces.
-const (
-	sysctlUnprivClone      = "/proc/sys/kernel/unprivileged_userns_clone"
-	sysctlMaxUserNS        = "/proc/sys/user/max_user_namespaces"
-	sysctlAppArmorRestrict = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
-)
-
-// usernsHint names the restriction that keeps this process from using a user namespace and the
-// exact fix (userNSRefusal knows them), or "" when none of the known ones is in force. Besides
-// refusing clone(2), Ubuntu's AppArmor restriction lets the user namespace be created but strips
-// its capabilities, so init's child fails with EPERM to create the other namespaces (spawn.c),
-// which is reported as creating the namespaces too; should a setup step fail so instead, the
-// hint is attached to that error as well.
-func usernsHint() string {
-	cause, fix := userNSRefusal()
-	if cause == "" {
-		return ""
-	}
-	return cause + "; " + fix
-}
-
-// readSysctl returns the trimmed content of a /proc/sys file, or "" when it does not exist.
-func readSysctl(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// underSeccomp reports whether this process already runs under a seccomp filter (mode 2).
-func underSeccomp() bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return false
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
-			return strings.TrimSpace(v) == "2"
-		}
-	}
-	return false
-}
-
 // errnoOf returns the errno err wraps, or 0.
 func errnoOf(err error) syscall.Errno {
 	var errno syscall.Errno
 	errors.As(err, &errno)
 	return errno
+}
+
+// addUsernsHint adds the user-namespace hint to a setup error that is a refusal.
+func (e *Error) addUsernsHint() {
+	if e.Hint == "" && e.Exit == ExitSetup && e.Errno == syscall.EPERM {
+		e.Hint = usernsHint()
+	}
+}
+
+// exitStatus is a wait status as a shell reports it: the exit code, or 128+N for signal N.
+func exitStatus(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
 }

@@ -66,23 +66,3 @@ func TestExitStatusOfWaitStatus(t *testing.T) {
 		t.Errorf("SIGKILL → %d, want 137", got)
 	}
 }
-
-func TestUserNSRefused(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want bool
-	}{
-		{&Error{Op: opCreateNamespaces, Errno: syscall.EPERM, Exit: ExitSetup}, true},
-		{&Error{Op: opCreateNamespaces, Errno: syscall.ENOSPC, Exit: ExitSetup}, true},
-		{&Error{Op: opCreateNamespaces, Errno: syscall.ENOMEM, Exit: ExitSetup}, false},
-		// Inside, only an EPERM that a known restriction explains (AppArmor strips capabilities).
-		{&Error{Op: "build the root filesystem", Errno: syscall.EPERM, Hint: "AppArmor …", Exit: ExitSetup}, true},
-		{&Error{Op: "build the root filesystem", Errno: syscall.EPERM, Exit: ExitSetup}, false},
-		{&Error{Op: "exec", Path: "x", Errno: syscall.EPERM, Hint: "h", Exit: ExitNotExecutable}, false},
-		{errors.New("other"), false},
-	} {
-		if got := userNSRefused(tc.err); got != tc.want {
-			t.Errorf("userNSRefused(%v) = %v, want %v", tc.err, got, tc.want)
-		}
-	}
-}

@@ -34,8 +34,9 @@ const (
 
 // startExplainer installs the watching filter on the calling, locked thread and serves it from
 // another goroutine (so another thread), when the Spec asks for --explain. It must run before
-// the main seccomp filter, which may refuse seccomp(2) itself.
-func startExplainer(spec *plan.Spec) error {
+// the main seccomp filter, which may refuse seccomp(2) itself. Each distinct denial goes to tell,
+// and once maxDenials are told, nil says more came.
+func startExplainer(spec *plan.Spec, tell func(*Denial)) error {
 	if !spec.Explain {
 		return nil
 	}
@@ -43,7 +44,7 @@ func startExplainer(spec *plan.Spec) error {
 	if err != nil {
 		return err
 	}
-	ex := &explainer{spec: spec, l: l, seen: map[string]bool{}}
+	ex := &explainer{spec: spec, l: l, seen: map[string]bool{}, send: tell}
 	go ex.serve()
 	return nil
 }
@@ -53,7 +54,8 @@ type explainer struct {
 	spec *plan.Spec
 	l    *seccomp.Listener
 	seen map[string]bool
-	more bool // maxDenials reached, and the host told
+	send func(*Denial) // to the host: startExplainer's tell
+	more bool          // maxDenials reached, and the host told
 }
 
 // serve answers every watched call until no process uses the filter any more. It never stops
@@ -340,7 +342,7 @@ func (ex *explainer) tell(d Denial) {
 	if len(ex.seen) >= maxDenials {
 		if !ex.more {
 			ex.more = true
-			tellHost(initMessage{MoreDenials: true})
+			ex.send(nil)
 		}
 		return
 	}
@@ -348,5 +350,5 @@ func (ex *explainer) tell(d Denial) {
 	if len(d.Path) > maxDenialPath {
 		d.Path = d.Path[:maxDenialPath] + "…"
 	}
-	tellHost(initMessage{Denial: &d})
+	ex.send(&d)
 }

@@ -84,7 +84,7 @@ func runFallback(spec *plan.Spec, stdio Stdio, obs *observer, waiting *waiter) (
 	sb := &sandbox{spec: spec, tty: tty, report: make(chan []byte, 1), signals: subscribe()}
 	sb.report <- nil // no init, no report: wait takes the command's own status
 	// The command is this process's child: signals sent to jail come here.
-	waiting.forwardHere(sb.signals)
+	forwardHere(waiting, sb.signals)
 	obs.watch(sb, plan)
 	cmd := fallbackCommand{path: path, attr: &syscall.ProcAttr{
 		Dir: spec.Cwd, Env: env, Files: []uintptr{stdio.In.Fd(), stdio.Out.Fd(), stdio.Err.Fd()},
@@ -201,25 +201,6 @@ func restrictAndStartFallback(spec *plan.Spec, plan *fallbackPlan, bpf []byte, c
 		return nil, newError("start", cmd.path, err)
 	}
 	return proc, nil
-}
-
-// holdsCapabilities reports whether this thread has any capability, in any set but the bounding
-// one. Without a user namespace an ordinary user (or a root stripped of capabilities) holds none
-// and may not shrink its bounding set, which no_new_privs makes moot: execve then grants no
-// capability the thread did not already have, not even to uid 0.
-func holdsCapabilities() bool {
-	b, err := os.ReadFile("/proc/thread-self/status")
-	if err != nil {
-		return true
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		for _, set := range []string{"CapInh:", "CapPrm:", "CapEff:", "CapAmb:"} {
-			if v, ok := strings.CutPrefix(line, set); ok && strings.Trim(strings.TrimSpace(v), "0") != "" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // openNullStdio gives /dev/null to the streams stdio leaves nil, opened now: after Landlock the

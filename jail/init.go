@@ -1,7 +1,6 @@
 package jail
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -10,21 +9,6 @@ import (
 
 	"github.com/jail-sandbox/jail/plan"
 )
-
-// MaybeInit runs the setup of the sandbox's init when this process is one, and never returns
-// then; otherwise it returns at once. An init (the host started /proc/self/exe with initArg0, or
-// the child spawn_early.c forked) forks before Go's runtime starts: it stays as the sandbox's
-// pid 1, in C, and its child goes on here as the setup (pid1.c). Call it first in main, and in
-// TestMain of tests that run sandboxes, before anything else can start threads or touch state.
-func MaybeInit() {
-	switch {
-	case isEarlyInit():
-		os.Clearenv() // as an executed init's: the command's environment travels in the plan
-	case len(os.Args) == 0 || os.Args[0] != initArg0:
-		return
-	}
-	os.Exit(runInit())
-}
 
 // runInit reads the plan, builds the sandbox, starts the command and returns the setup's exit
 // status. A failure is sent to the host over reportFd, which prints it as jail's one-line error.
@@ -146,27 +130,6 @@ func runInitSteps(spec *plan.Spec, steps []initStep) error {
 	return nil
 }
 
-// readConfig decodes the plan the host sends over configFd, its length first. The pipe stays
-// open: the host closes it later (hostCatchesSignals).
-func readConfig(f *os.File) (*initConfig, error) {
-	var n [4]byte
-	if _, err := io.ReadFull(f, n[:]); err != nil {
-		return nil, err
-	}
-	b := make([]byte, binary.LittleEndian.Uint32(n[:]))
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, err
-	}
-	cfg := &initConfig{}
-	if err := unmarshalWire(b, cfg); err != nil {
-		return nil, err
-	}
-	if cfg.Spec == nil || len(cfg.Spec.Argv) == 0 {
-		return nil, &Error{Op: "read sandbox plan", Detail: "no command in the plan", Exit: ExitSetup}
-	}
-	return cfg, nil
-}
-
 // hostCatchesSignals returns once the host catches the signals it forwards to the command: it
 // closes the plan's pipe then (sendPlan). Before that such a signal would end jail instead of
 // reaching the command, so the command must not exist yet.
@@ -192,18 +155,6 @@ func sendReport(e *Error) int {
 		fmt.Fprintf(os.Stderr, "jail: %s\n", e)
 	}
 	return e.Exit
-}
-
-// setNonDumpable keeps the command (same uid, no capabilities) from ptracing init or reading its
-// memory and environment through /proc/1.
-func setNonDumpable(*plan.Spec) error {
-	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-}
-
-// closeInheritedFds makes every descriptor above stderr close-on-exec: init keeps its report
-// pipe, the command gets only 0, 1 and 2.
-func closeInheritedFds(*plan.Spec) error {
-	return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 }
 
 // enterCwd makes the Spec's working directory init's, which the command inherits.

@@ -1,9 +1,7 @@
 package jail
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -57,36 +55,35 @@ func tellHostExited(ws syscall.WaitStatus, ru syscall.Rusage) {
 	tellHost(initMessage{Exited: &exitedMessage{WaitStatus: ws, Rusage: ru}})
 }
 
-// readInit reads init's messages until init is gone, hands every one but an error to the
-// observer as it comes, and then sends the error (or nothing) on sb.report, where wait takes it.
-// A line that is not a message is passed on as the report, so decodeReport names the problem.
-func (sb *sandbox) readInit(r io.ReadCloser) {
-	defer r.Close()
-	var report []byte
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<16)
-	for sc.Scan() {
-		var msg initMessage
-		if err := json.Unmarshal(sc.Bytes(), &msg); err != nil {
-			report = append([]byte(nil), sc.Bytes()...)
-			break
-		}
-		switch {
-		case msg.Error != nil:
-			report, _ = json.Marshal(msg.Error)
-		case msg.Landlock != nil:
-			sb.obs.landlockApplied(*msg.Landlock)
-		case msg.Started != nil:
-			sb.obs.started(sb, msg.Started.PID, &msg.Started.Namespaces)
-		case msg.Exited != nil:
-			sb.obs.exited(msg.Exited)
-		case msg.Denial != nil || msg.MoreDenials:
-			sb.obs.denied(msg.Denial) // explain_report.go
+// nsInodes are a process's namespaces, each named by its inode as /proc/PID/ns/KIND ->
+// "KIND:[INODE]" shows it.
+type nsInodes struct {
+	Cgroup uint64 `json:"cgroup-namespace,omitempty"`
+	IPC    uint64 `json:"ipc-namespace,omitempty"`
+	Mnt    uint64 `json:"mnt-namespace,omitempty"`
+	Net    uint64 `json:"net-namespace,omitempty"`
+	PID    uint64 `json:"pid-namespace,omitempty"`
+	User   uint64 `json:"user-namespace,omitempty"`
+	UTS    uint64 `json:"uts-namespace,omitempty"`
+}
+
+// namespaceInodes returns the namespaces of the process whose /proc/PID/ns directory is dir (0
+// for one unreadable). Init reads its own, from a descriptor it opened while /proc was the
+// host's: jail may not read those of a non-dumpable init that it forked rather than executed
+// (its memory belongs to jail's user namespace, not the sandbox's).
+func namespaceInodes(dir int) nsInodes {
+	var ns nsInodes
+	for _, n := range []struct {
+		kind string
+		ino  *uint64
+	}{
+		{"cgroup", &ns.Cgroup}, {"ipc", &ns.IPC}, {"mnt", &ns.Mnt}, {"net", &ns.Net},
+		{"pid", &ns.PID}, {"user", &ns.User}, {"uts", &ns.UTS},
+	} {
+		var st unix.Stat_t
+		if unix.Fstatat(dir, n.kind, &st, 0) == nil {
+			*n.ino = st.Ino
 		}
 	}
-	if sc.Err() != nil {
-		report = []byte(sc.Err().Error()) // not JSON: decodeReport says so
-	}
-	io.Copy(io.Discard, r) // init blocks on nothing it writes, whatever came after
-	sb.report <- report
+	return ns
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/plan"
 )
@@ -49,7 +47,7 @@ func restrictAndStart(cfg *initConfig, path string, stdio Stdio, ctty bool) (int
 		{"drop capabilities", dropCapabilities},
 		{"set no_new_privs", setNoNewPrivs},
 		{"apply landlock", func(spec *plan.Spec) error { return applyLandlock(spec, cfg.Observe) }},
-		{"watch for --explain", startExplainer}, // explain.go; before the main filter
+		{"watch for --explain", func(spec *plan.Spec) error { return startExplainer(spec, tellDenial) }}, // explain.go; before the main filter
 		{"install seccomp filter", func(spec *plan.Spec) error { return installSeccomp(spec, cfg.BPF) }},
 	}...))
 	if err != nil {
@@ -70,34 +68,6 @@ func restrictAndStart(cfg *initConfig, path string, stdio Stdio, ctty bool) (int
 		return 0, execError(spec.Argv[0], err)
 	}
 	return pid, nil
-}
-
-// dropCapabilities empties every capability set of this thread: bounding and ambient first
-// (dropping the bounding set needs CAP_SETPCAP), then effective, permitted and inheritable. With
-// the bounding set empty, not even root regains a capability by executing a file.
-func dropCapabilities(*plan.Spec) error {
-	for c := 0; ; c++ {
-		if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
-			break // past the last capability this kernel knows
-		}
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			return &os.SyscallError{Syscall: "prctl PR_CAPBSET_DROP", Err: err}
-		}
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return &os.SyscallError{Syscall: "prctl PR_CAP_AMBIENT_CLEAR_ALL", Err: err}
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var none [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &none[0]); err != nil {
-		return &os.SyscallError{Syscall: "capset", Err: err}
-	}
-	return nil
-}
-
-// setNoNewPrivs keeps execve from granting privileges (setuid bits, file capabilities).
-func setNoNewPrivs(*plan.Spec) error {
-	return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 }
 
 // applyLandlock restricts this thread to the Spec's grants, as paths inside the sandbox, and
@@ -151,4 +121,13 @@ func lookPath(name, cwd string, env []string) (string, error) {
 		return notExecutable, nil // execve fails with EACCES: 126, as in a shell
 	}
 	return "", syscall.ENOENT
+}
+
+// tellDenial sends the host a denial --explain found, or nil: that more came than are sent.
+func tellDenial(d *Denial) {
+	if d == nil {
+		tellHost(initMessage{MoreDenials: true})
+		return
+	}
+	tellHost(initMessage{Denial: d})
 }

@@ -1,9 +1,6 @@
 package jail
 
 import (
-	"encoding/binary"
-	"io"
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,21 +26,6 @@ type prelude struct {
 type doneStep struct {
 	what  string
 	began time.Time
-}
-
-// sendNamespaces sends init the clone flags of the namespaces it was started in, ahead of its
-// plan. An error means init is gone: its report or exit status says why.
-func sendNamespaces(plan *os.File, ns uintptr) {
-	plan.Write(binary.LittleEndian.AppendUint32(nil, uint32(ns)))
-}
-
-// receiveNamespaces reads what sendNamespaces (or spawn_early.c) sent.
-func receiveNamespaces(host io.Reader) (uintptr, error) {
-	var b [4]byte
-	if _, err := io.ReadFull(host, b[:]); err != nil {
-		return 0, err
-	}
-	return uintptr(binary.LittleEndian.Uint32(b[:])), nil
 }
 
 // prepare runs the prelude's steps for the namespaces ns, in order. The first failure stops them

@@ -69,23 +69,6 @@ func (c *callerTerminal) restore() {
 	}
 }
 
-// commandTerminal is init's part: when the host found the run interactive, the command's
-// pseudo-terminal from the sandbox's own devpts, and the stdio the command gets. Without one
-// (no /dev/ptmx in the sandbox) the command runs on init's stdio, still in a session without a
-// controlling terminal.
-func commandTerminal(cfg *initConfig) (*ptyRelay, Stdio) {
-	stdio := Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
-	if !cfg.Terminal {
-		return nil, stdio
-	}
-	tty, inner, err := openPTY(stdio)
-	if err != nil {
-		logf(cfg.Spec, "init: no pseudo-terminal for the command: %s", err)
-		return nil, stdio
-	}
-	return tty, inner
-}
-
 // openPTY allocates a pseudo-terminal (from /dev/ptmx as this process sees it) when the run is
 // interactive, and returns the stdio the command must get: the slave in place of every
 // terminal. Otherwise it returns stdio as given and a nil relay.
@@ -197,3 +180,6 @@ func (p *ptyRelay) restore() {
 	}
 	unix.IoctlSetTermios(int(p.term.Fd()), unix.TCSETS, p.saved)
 }
+
+// Stdio are the descriptors the command gets as 0, 1 and 2 (nil: /dev/null).
+type Stdio struct{ In, Out, Err *os.File }

@@ -15,46 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/jail-sandbox/jail/plan"
 )
-
-// initArg0 is argv[0] of the sandbox init (spawn.c's jail_init_arg0). MaybeInit runs the init
-// when it sees it; the host starts /proc/self/exe with it, so jail needs no second binary and no
-// helper on disk.
-var initArg0 = C.GoString(C.jail_init_arg0)
-
-// The init's inherited descriptors, beyond stdio.
-const (
-	configFd = 3 // host → init: its namespaces (prelude.go), initConfig (wire.go) after its length, then EOF (sendPlan)
-	reportFd = 4 // init → host: an *Error as JSON when setup fails; close-on-exec for the command
-)
-
-// initConfig is everything init needs, sent over configFd. The init decides nothing: it executes
-// the Spec with the seccomp program the host compiled.
-type initConfig struct {
-	Spec *plan.Spec
-	BPF  []byte
-	// Terminal says the caller's terminal is init's stdio and the command gets a pseudo-terminal
-	// of its own, relayed to it (pty.go).
-	Terminal bool
-	// Observe says the run is reported (--report, --json-status-fd): init tells the host what
-	// only it sees (Landlock applied, the command started and how it ended, initmsg.go). A plain
-	// run does not need them, and encoding and decoding them cost every run 0.3 ms.
-	Observe bool
-	// SchedOther says jail's threads run as SCHED_BATCH (batch.c) and the command gets
-	// SCHED_OTHER back, as jail's caller had it.
-	SchedOther bool
-	// Started is when jail started (CLOCK_MONOTONIC, ns): init's verbose lines count from it too.
-	Started int64
-	// HostLeaves says the host hands the sandbox to jail's waiter once it has sent the plan
-	// (sandbox.canLeave): init prints its own error, as the host would have.
-	HostLeaves bool
-}
-
-// Stdio are the descriptors the command gets as 0, 1 and 2 (nil: /dev/null).
-type Stdio struct{ In, Out, Err *os.File }
 
 // forwardedSignals are passed on to the command: by the host to init, by init to the command.
 var forwardedSignals = []os.Signal{
@@ -285,26 +247,6 @@ func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool) {
 	sb.plan.Close()
 }
 
-// namespaces returns the clone flags of the namespaces the Spec asks for, and their names.
-func namespaces(ns plan.Namespaces) (flags uintptr, names []string) {
-	for _, n := range []struct {
-		on   bool
-		flag uintptr
-		name string
-	}{
-		{ns.User, unix.CLONE_NEWUSER, "user"}, {ns.Mount, unix.CLONE_NEWNS, "mount"},
-		{ns.PID, unix.CLONE_NEWPID, "pid"}, {ns.IPC, unix.CLONE_NEWIPC, "ipc"},
-		{ns.UTS, unix.CLONE_NEWUTS, "uts"}, {ns.Net, unix.CLONE_NEWNET, "net"},
-		{ns.Cgroup, unix.CLONE_NEWCGROUP, "cgroup"},
-	} {
-		if n.on {
-			flags |= n.flag
-			names = append(names, n.name)
-		}
-	}
-	return flags, names
-}
-
 // opCreateNamespaces is the Op of a failure to start init in its namespaces.
 const opCreateNamespaces = "create sandbox namespaces"
 
@@ -410,19 +352,4 @@ func decodeReport(b []byte) (int, error) {
 	}
 	e.addUsernsHint()
 	return e.Exit, e
-}
-
-// addUsernsHint adds the user-namespace hint to a setup error that is a refusal.
-func (e *Error) addUsernsHint() {
-	if e.Hint == "" && e.Exit == ExitSetup && e.Errno == syscall.EPERM {
-		e.Hint = usernsHint()
-	}
-}
-
-// exitStatus is a wait status as a shell reports it: the exit code, or 128+N for signal N.
-func exitStatus(ws syscall.WaitStatus) int {
-	if ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ws.ExitStatus()
 }

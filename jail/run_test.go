@@ -410,8 +410,11 @@ func TestInteractiveTerminal(t *testing.T) {
 	}
 }
 
-// newTestTerminal is a pseudo-terminal standing for the caller's terminal.
-func newTestTerminal(t *testing.T) *ptyRelay {
+// testTerminal is a pseudo-terminal standing for the caller's terminal.
+type testTerminal struct{ master, slave *os.File }
+
+// newTestTerminal opens a testTerminal.
+func newTestTerminal(t *testing.T) *testTerminal {
 	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
@@ -429,7 +432,7 @@ func newTestTerminal(t *testing.T) *ptyRelay {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { master.Close(); slave.Close() })
-	return &ptyRelay{master: master, slave: slave}
+	return &testTerminal{master: master, slave: slave}
 }
 
 // setSize sets a terminal's window size.
@@ -447,7 +450,7 @@ type screen struct {
 }
 
 // screen starts collecting what the terminal's master reads.
-func (p *ptyRelay) screen() *screen {
+func (p *testTerminal) screen() *screen {
 	s := &screen{}
 	go func() {
 		b := make([]byte, 4096)
@@ -613,5 +616,25 @@ func TestInitRefusesPlanForOtherNamespaces(t *testing.T) {
 	status, err := sb.wait()
 	if status != ExitSetup || err == nil || !strings.Contains(err.Error(), "the plan's namespaces are not init's") {
 		t.Errorf("status %d, err %v; want init to refuse the plan", status, err)
+	}
+}
+
+func TestUserNSRefused(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&Error{Op: opCreateNamespaces, Errno: syscall.EPERM, Exit: ExitSetup}, true},
+		{&Error{Op: opCreateNamespaces, Errno: syscall.ENOSPC, Exit: ExitSetup}, true},
+		{&Error{Op: opCreateNamespaces, Errno: syscall.ENOMEM, Exit: ExitSetup}, false},
+		// Inside, only an EPERM that a known restriction explains (AppArmor strips capabilities).
+		{&Error{Op: "build the root filesystem", Errno: syscall.EPERM, Hint: "AppArmor …", Exit: ExitSetup}, true},
+		{&Error{Op: "build the root filesystem", Errno: syscall.EPERM, Exit: ExitSetup}, false},
+		{&Error{Op: "exec", Path: "x", Errno: syscall.EPERM, Hint: "h", Exit: ExitNotExecutable}, false},
+		{errors.New("other"), false},
+	} {
+		if got := userNSRefused(tc.err); got != tc.want {
+			t.Errorf("userNSRefused(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

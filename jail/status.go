@@ -7,8 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // startStatus is the --json-status-fd record written once the command runs, in bubblewrap's
@@ -19,39 +17,6 @@ type startStatus struct {
 	ChildPID   int `json:"child-pid"`
 	CommandPID int `json:"command-pid,omitempty"`
 	nsInodes
-}
-
-// nsInodes are a process's namespaces, each named by its inode as /proc/PID/ns/KIND ->
-// "KIND:[INODE]" shows it.
-type nsInodes struct {
-	Cgroup uint64 `json:"cgroup-namespace,omitempty"`
-	IPC    uint64 `json:"ipc-namespace,omitempty"`
-	Mnt    uint64 `json:"mnt-namespace,omitempty"`
-	Net    uint64 `json:"net-namespace,omitempty"`
-	PID    uint64 `json:"pid-namespace,omitempty"`
-	User   uint64 `json:"user-namespace,omitempty"`
-	UTS    uint64 `json:"uts-namespace,omitempty"`
-}
-
-// namespaceInodes returns the namespaces of the process whose /proc/PID/ns directory is dir (0
-// for one unreadable). Init reads its own, from a descriptor it opened while /proc was the
-// host's: jail may not read those of a non-dumpable init that it forked rather than executed
-// (its memory belongs to jail's user namespace, not the sandbox's).
-func namespaceInodes(dir int) nsInodes {
-	var ns nsInodes
-	for _, n := range []struct {
-		kind string
-		ino  *uint64
-	}{
-		{"cgroup", &ns.Cgroup}, {"ipc", &ns.IPC}, {"mnt", &ns.Mnt}, {"net", &ns.Net},
-		{"pid", &ns.PID}, {"user", &ns.User}, {"uts", &ns.UTS},
-	} {
-		var st unix.Stat_t
-		if unix.Fstatat(dir, n.kind, &st, 0) == nil {
-			*n.ino = st.Ino
-		}
-	}
-	return ns
 }
 
 // exitStatusRecord is the last --json-status-fd record, also after jail's own failure.

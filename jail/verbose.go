@@ -1,10 +1,5 @@
 package jail
 
-/*
-#include "started.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"os"
@@ -18,7 +13,7 @@ import (
 // started is when jail started (CLOCK_MONOTONIC, nanoseconds), which verbose lines count from:
 // noted before Go's runtime in the host, taken from the plan in init (initConfig.Started), so the
 // host's and init's lines share one clock and show which of the two a run waited for.
-var started = int64(C.jail_started_ns)
+var started = startedNs
 
 // logf writes one "jail: " line to this process's stderr when the Spec asks for a verbose run,
 // ending in the time since jail started. In the sandbox that is the command's stderr, and jail's

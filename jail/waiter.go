@@ -58,15 +58,10 @@ func (w *waiter) forwardToInit() {
 	}
 }
 
-// forwardHere tells the waiter, once signals catches the forwarded signals, to forward them to
-// this process, which passes them to an init of its own. Nil-safe.
-func (w *waiter) forwardHere(signals *subscription) {
-	if w != nil {
-		go func() {
-			signals.wait()
-			w.hand.Write([]byte{'S'})
-		}()
-	}
+// toHost tells the waiter to forward the signals jail is sent to this process, which passes them
+// to an init of its own (forwardHere).
+func (w *waiter) toHost() {
+	w.hand.Write([]byte{'S'})
 }
 
 // handOver leaves the sandbox to the waiter and ends this process: init has its plan, and the
