@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/jail/internal/userns"
 	"github.com/jail-sandbox/jail/landlock"
 )
 
@@ -106,8 +107,8 @@ func checkKernel() Check {
 
 func checkUserNS() Check {
 	c := Check{Name: "user namespaces", Status: StatusOK, Detail: fmt.Sprintf("can be created by uid %d", os.Geteuid())}
-	err := probeUserNS()
-	cause, fix := userNSRefusal()
+	err := userns.Probe()
+	cause, fix := userns.Refusal()
 	switch {
 	case err != nil && cause != "":
 		c.Status, c.Detail, c.Fix = StatusFail, fmt.Sprintf("refused (%s): %s", errText(err), cause), fix+"; "+fallbackFix
@@ -166,7 +167,7 @@ func checkSeccomp() Check {
 		c.Detail += ", TSYNC unavailable (" + errText(e) + ")"
 		c.Fix = "upgrade to Linux 3.17 or later"
 	}
-	if underSeccomp() {
+	if userns.UnderSeccomp() {
 		c.Detail += "; jail itself already runs under a seccomp filter (a container's?)"
 	}
 	return c
@@ -303,17 +304,17 @@ func checkContainer(noUserNS bool) Check {
 
 func checkAppArmor() Check {
 	c := Check{Name: "apparmor userns", Status: StatusOK}
-	v := readSysctl(sysctlAppArmorRestrict)
-	label := appArmorLabel()
+	v := userns.ReadSysctl(userns.SysctlAppArmorRestrict)
+	label := userns.AppArmorLabel()
 	switch {
 	case v == "":
 		c.Detail = "no AppArmor user-namespace restriction in this kernel"
 	case v != "1":
 		c.Detail = "kernel.apparmor_restrict_unprivileged_userns=" + v + " (not restricted)"
-	case os.Geteuid() == 0 || !appArmorUnconfined(label):
+	case os.Geteuid() == 0 || !userns.AppArmorUnconfined(label):
 		c.Detail = "restriction on, but it does not apply to jail here (label " + label + ")"
 	default:
-		_, fix := userNSRefusalFrom(readSysctl, false, os.Geteuid(), label)
+		_, fix := userns.RefusalFrom(userns.ReadSysctl, false, os.Geteuid(), label)
 		c.Status, c.Detail, c.Fix = StatusFail, "kernel.apparmor_restrict_unprivileged_userns=1 applies to jail", fix
 	}
 	return c

@@ -4,20 +4,24 @@ import (
 	"os"
 	"strings"
 
+	"github.com/jail-sandbox/jail/jail/internal/spawn"
+	"github.com/jail-sandbox/jail/jail/internal/tty"
+	"github.com/jail-sandbox/jail/jail/internal/verbose"
+	"github.com/jail-sandbox/jail/jail/internal/wire"
 	"github.com/jail-sandbox/jail/plan"
 )
 
 // Early is a sandbox's init started before its plan exists (Prestart).
 type Early struct {
 	ns      plan.Namespaces
-	stdio   Stdio
+	stdio   tty.Stdio
 	signals *subscription
 	sb      *sandbox // nil when init could not start: err says why
 	err     error
 	done    bool // adopted or discarded
 	// beforeRuntime says spawn_early.c started the init, before jail's Go runtime.
 	beforeRuntime bool
-	waiter        *waiter // the process jail's caller waits for, when it is not this one (waiter.go)
+	waiter        *spawn.Waiter // the process jail's caller waits for, when it is not this one (waiter.go)
 }
 
 // Prestart starts a sandbox's init before the plan exists, so that init's start-up (a Go runtime
@@ -29,8 +33,8 @@ type Early struct {
 // starts one that fits. Call Prestart from the goroutine that then calls Run or Discard: an init
 // Prestart starts itself dies with this goroutine's thread, which stays locked until then
 // (launchPinned).
-func Prestart(ns plan.Namespaces, stdio Stdio) *Early {
-	e := &Early{ns: ns, stdio: stdio, waiter: takeWaiter()}
+func Prestart(ns plan.Namespaces, stdio tty.Stdio) *Early {
+	e := &Early{ns: ns, stdio: stdio, waiter: spawn.TakeWaiter()}
 	if e.waiter != nil {
 		// The waiter, the early init's parent, forwards jail's signals to it (waiter.c).
 		e.signals = uncaught()
@@ -47,7 +51,7 @@ func Prestart(ns plan.Namespaces, stdio Stdio) *Early {
 }
 
 // waiterOrNil returns e's waiter; nil without one. Nil-safe.
-func (e *Early) waiterOrNil() *waiter {
+func (e *Early) waiterOrNil() *spawn.Waiter {
 	if e == nil {
 		return nil
 	}
@@ -67,29 +71,29 @@ func (e *Early) Discard() {
 // adopt returns e's init (or the error it could not start with) when it fits spec and stdio, and
 // the subscription catching the forwarded signals: e's, or a new one. An init that does not fit
 // is killed, and sb is nil.
-func (e *Early) adopt(spec *plan.Spec, stdio Stdio) (sb *sandbox, signals *subscription, err error) {
+func (e *Early) adopt(spec *plan.Spec, stdio tty.Stdio) (sb *sandbox, signals *subscription, err error) {
 	if e == nil || e.done {
 		return nil, subscribe(), nil
 	}
 	e.done = true
 	if spec.Namespaces != e.ns || stdio != e.stdio {
-		logf(spec, "host: the plan does not fit the init started early: starting another")
+		verbose.Logf(spec, "host: the plan does not fit the init started early: starting another")
 		e.sb.discard()
 		e.signals = e.signals.caught()
 		forwardHere(e.waiter, e.signals)
 		return nil, e.signals, nil
 	}
 	if e.sb != nil && e.sb.proc.waiter != nil {
-		e.waiter.forwardToInit()
+		e.waiter.ToInit()
 	} else {
 		forwardHere(e.waiter, e.signals)
 	}
-	_, names := namespaces(e.ns)
+	_, names := wire.CloneFlags(e.ns)
 	when := ""
 	if e.beforeRuntime {
 		when = ", before jail's own runtime"
 	}
-	logf(spec, "host: init started early%s (namespaces %s)", when, strings.Join(names, ","))
+	verbose.Logf(spec, "host: init started early%s (namespaces %s)", when, strings.Join(names, ","))
 	return e.sb, e.signals, e.err
 }
 
@@ -97,22 +101,22 @@ func (e *Early) adopt(spec *plan.Spec, stdio Stdio) (sb *sandbox, signals *subsc
 // waiting for its plan, when it runs and fits: the namespaces ns, and stdio this process's own
 // (it has descriptors 0, 1 and 2). One that does not fit is killed. It is taken once. w, when
 // not nil, is init's parent, which reaps it (waiter.c).
-func takeEarlyInit(ns plan.Namespaces, stdio Stdio, signals *subscription, w *waiter) *sandbox {
-	early := takeEarly()
-	if early.pid <= 0 {
+func takeEarlyInit(ns plan.Namespaces, stdio tty.Stdio, signals *subscription, w *spawn.Waiter) *sandbox {
+	early := spawn.TakeEarlyInit()
+	if early.PID <= 0 {
 		return nil
 	}
-	proc, err := newProcess(early.pid)
+	proc, err := newProcess(early.PID)
 	if err != nil {
-		early.errs.Close()
-		early.plan.Close()
-		early.messages.Close()
+		early.Errs.Close()
+		early.Plan.Close()
+		early.Messages.Close()
 		return nil
 	}
 	proc.waiter = w
-	sb := newSandbox(proc, early.plan, early.messages, stdio, signals)
-	flags, _ := namespaces(ns)
-	if !early.started() || flags != early.ns || stdio != (Stdio{os.Stdin, os.Stdout, os.Stderr}) {
+	sb := newSandbox(proc, early.Plan, early.Messages, stdio, signals)
+	flags, _ := wire.CloneFlags(ns)
+	if !early.Started() || flags != early.NS || stdio != (tty.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}) {
 		sb.discard()
 		return nil
 	}
@@ -121,11 +125,11 @@ func takeEarlyInit(ns plan.Namespaces, stdio Stdio, signals *subscription, w *wa
 
 // forwardHere tells w, once signals catches the forwarded signals, to forward them to this
 // process, which passes them to an init of its own. Nil-safe.
-func forwardHere(w *waiter, signals *subscription) {
+func forwardHere(w *spawn.Waiter, signals *subscription) {
 	if w != nil {
 		go func() {
 			signals.wait()
-			w.toHost()
+			w.ToHost()
 		}()
 	}
 }

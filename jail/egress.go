@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/jail-sandbox/jail/jail/internal/fail"
+	"github.com/jail-sandbox/jail/jail/internal/verbose"
 	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/proxy"
 )
@@ -28,10 +30,10 @@ func startEgress(spec *plan.Spec, stderr io.Writer) (*egress, error) {
 	h, err := proxy.StartHost(proxy.Policy{Allow: p.Allow, Deny: p.Deny, AllowPrivate: p.AllowPrivate},
 		proxy.Options{Log: stderr, Quiet: spec.Quiet})
 	if err != nil {
-		return nil, newError("start egress proxy", "", err)
+		return nil, fail.New("start egress proxy", "", err)
 	}
 	spec.Mounts = append(spec.Mounts, plan.Mount{Kind: plan.MountROBind, Source: h.Socket, Target: p.Socket})
-	logf(spec, "host: egress proxy on %s, bound at %s", h.Socket, p.Socket)
+	verbose.Logf(spec, "host: egress proxy on %s, bound at %s", h.Socket, p.Socket)
 	return &egress{host: h, quiet: spec.Quiet}, nil
 }
 

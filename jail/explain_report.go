@@ -6,18 +6,23 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/jail-sandbox/jail/jail/internal/explain"
 	"github.com/jail-sandbox/jail/plan"
 )
 
+// Denial is one call of the command that --explain predicts the sandbox refused, with the line
+// that explains it.
+type Denial = explain.Denial
+
 // explanations are the denials init sent for --explain, in the order it found them.
 type explanations struct {
-	list      []Denial
+	list      []explain.Denial
 	truncated bool // init stopped at maxDenials
 }
 
 // denied records a denial init predicted, with the line that explains it; nil means init
 // stopped sending them.
-func (o *observer) denied(d *Denial) {
+func (o *observer) denied(d *explain.Denial) {
 	if d == nil {
 		o.explain.truncated = true
 		return
@@ -25,14 +30,14 @@ func (o *observer) denied(d *Denial) {
 	if d.Rule == "not-in-sandbox" && !hostHasDir(d.Path) {
 		return // missing on the host too: the call fails there as well
 	}
-	d.Message = d.explain(o.spec)
+	d.Message = d.Explain(o.spec)
 	o.explain.list = append(o.explain.list, *d)
 }
 
 // fill puts the denials into r: a list, empty when none was found, under --explain only.
 func (e *explanations) fill(r *Report, spec *plan.Spec) {
 	if spec.Explain {
-		r.Denials = append([]Denial{}, e.list...)
+		r.Denials = append([]explain.Denial{}, e.list...)
 		r.DenialsTruncated = e.truncated
 	}
 }
@@ -47,7 +52,7 @@ func WriteDenials(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "jail: %s\n", d.Message)
 	}
 	if r.DenialsTruncated {
-		fmt.Fprintf(w, "jail: more denials not listed (the first %d are)\n", maxDenials)
+		fmt.Fprintf(w, "jail: more denials not listed (the first %d are)\n", explain.MaxDenials)
 	}
 }
 

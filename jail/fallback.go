@@ -11,6 +11,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/jail/internal/fail"
+	"github.com/jail-sandbox/jail/jail/internal/restrict"
+	"github.com/jail-sandbox/jail/jail/internal/setup"
+	"github.com/jail-sandbox/jail/jail/internal/spawn"
+	"github.com/jail-sandbox/jail/jail/internal/tty"
+	"github.com/jail-sandbox/jail/jail/internal/userns"
+	"github.com/jail-sandbox/jail/jail/internal/verbose"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/seccomp"
@@ -23,29 +30,29 @@ import (
 // start (ExitSetup) unless the plan allows a weaker sandbox. It never falls back silently.
 // waiting, when not nil, is the process jail's caller waits for (waiter.go): it then forwards
 // the signals jail is sent here.
-func runFallback(spec *plan.Spec, stdio Stdio, obs *observer, waiting *waiter) (int, error) {
+func runFallback(spec *plan.Spec, stdio tty.Stdio, obs *observer, waiting *spawn.Waiter) (int, error) {
 	w := io.Writer(os.Stderr)
 	if stdio.Err != nil {
 		w = stdio.Err
 	}
 	plan, err := planFallback(spec, landlock.ABI())
 	if err != nil {
-		return ExitSetup, newError("plan the landlock fallback", "", err)
+		return fail.ExitSetup, fail.New("plan the landlock fallback", "", err)
 	}
 	printFallback(w, plan, spec.AllowWeaker)
 	if len(plan.Lost) > 0 && !spec.AllowWeaker {
-		return ExitSetup, &Error{
+		return fail.ExitSetup, &fail.Error{
 			Op:     "landlock fallback",
 			Detail: fmt.Sprintf("refused: %d protections listed above cannot hold without user namespaces", len(plan.Lost)),
 			Hint:   "pass --allow-weaker, or allow_weaker = true in [sandbox], to run without them",
-			Exit:   ExitSetup,
+			Exit:   fail.ExitSetup,
 		}
 	}
 	env := spec.Env
 	if plan.PrivateTmp != "" {
 		dir, err := os.MkdirTemp("", "jail-tmp-")
 		if err != nil {
-			return ExitSetup, newError("create private TMPDIR", "", err)
+			return fail.ExitSetup, fail.New("create private TMPDIR", "", err)
 		}
 		defer os.RemoveAll(dir)
 		plan.Landlock.Write = append(plan.Landlock.Write, dir)
@@ -53,33 +60,33 @@ func runFallback(spec *plan.Spec, stdio Stdio, obs *observer, waiting *waiter) (
 	}
 	bpf, err := fallbackFilter(spec, plan)
 	if err != nil {
-		return ExitSetup, newError("compile seccomp filter", "", err)
+		return fail.ExitSetup, fail.New("compile seccomp filter", "", err)
 	}
-	path, err := lookPath(spec.Argv[0], spec.Cwd, env)
+	path, err := setup.LookPath(spec.Argv[0], spec.Cwd, env)
 	if err != nil {
-		return ExitSetup, execError(spec.Argv[0], err)
+		return fail.ExitSetup, fail.Exec(spec.Argv[0], err)
 	}
 	// The command shares its Landlock domain with the thread that starts it: keep it out of
 	// jail's memory (/proc/PID/task/TID/mem, ptrace) by making jail non-dumpable. Limits are
 	// per process, so jail holds them too; it only waits from here on. Descriptors jail itself
 	// inherited would pass to the command (Landlock checks at open): close them at exec.
-	for _, step := range []initStep{
-		{"make jail non-dumpable", setNonDumpable},
-		{"set resource limits", setRlimits},
-		{"close inherited descriptors", closeInheritedFds},
+	for _, step := range []setup.Step{
+		{Name: "make jail non-dumpable", Run: restrict.SetNonDumpable},
+		{Name: "set resource limits", Run: restrict.SetRlimits},
+		{Name: "close inherited descriptors", Run: restrict.CloseInheritedFds},
 	} {
-		logf(spec, "fallback: %s", step.name)
-		if err := step.run(spec); err != nil {
-			return ExitSetup, newError(step.name, "", err)
+		verbose.Logf(spec, "fallback: %s", step.Name)
+		if err := step.Run(spec); err != nil {
+			return fail.ExitSetup, fail.New(step.Name, "", err)
 		}
 	}
 	stdio, err = openNullStdio(stdio)
 	if err != nil {
-		return ExitSetup, newError("open", os.DevNull, err)
+		return fail.ExitSetup, fail.New("open", os.DevNull, err)
 	}
-	tty, stdio, err := openPTY(stdio)
+	tty, stdio, err := tty.Open(stdio)
 	if err != nil {
-		return ExitSetup, err
+		return fail.ExitSetup, err
 	}
 	sb := &sandbox{spec: spec, tty: tty, report: make(chan []byte, 1), signals: subscribe()}
 	sb.report <- nil // no init, no report: wait takes the command's own status
@@ -111,7 +118,7 @@ func fallbackFilter(spec *plan.Spec, plan *fallbackPlan) ([]byte, error) {
 
 // fallbackPolicy is the fallback's seccomp policy (fallbackFilter compiles it; --report sums it up).
 func fallbackPolicy(spec *plan.Spec, plan *fallbackPlan) seccomp.Policy {
-	policy := SeccompPolicy(spec)
+	policy := restrict.SeccompPolicy(spec)
 	policy.Deny = append(slices.Clone(policy.Deny), plan.DenySyscalls...)
 	policy.Allow = slices.DeleteFunc(slices.Clone(policy.Allow), func(s string) bool { return slices.Contains(plan.DenySyscalls, s) })
 	policy.BlockMPTCP = plan.Landlock.RestrictTCP
@@ -129,10 +136,10 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, cmd fallbackCom
 	done := make(chan result)
 	// The thread also waits for the command, since Pdeathsig fires when the thread that forked
 	// it exits; jail stays, so the thread is not its leader.
-	goRestricting(true, func() {
+	restrict.GoRestricting(true, func() {
 		proc, err := restrictAndStartFallback(sb.spec, plan, bpf, cmd, w, sb.obs)
 		if err != nil {
-			done <- result{ExitSetup, err}
+			done <- result{fail.ExitSetup, err}
 			return
 		}
 		sb.proc = proc
@@ -141,8 +148,8 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, cmd fallbackCom
 			sb.timer = time.AfterFunc(time.Duration(d*float64(time.Second)), sb.expire)
 		}
 		if sb.tty != nil {
-			sb.tty.slave.Close() // the command holds it now
-			sb.tty.start()
+			sb.tty.Slave.Close() // the command holds it now
+			sb.tty.Start()
 		}
 		go sb.forwardSignals()
 		status, err := sb.wait()
@@ -155,57 +162,57 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, cmd fallbackCom
 	if r.err != nil && sb.proc == nil { // never started: undo what wait would have
 		sb.signals.stop()
 		if sb.tty != nil {
-			sb.tty.slave.Close()
+			sb.tty.Slave.Close()
 		}
-		sb.tty.restore()
+		sb.tty.Restore()
 	}
 	return r.status, r.err
 }
 
 // restrictAndStartFallback runs on the locked thread: each restriction, then the command.
 func restrictAndStartFallback(spec *plan.Spec, plan *fallbackPlan, bpf []byte, cmd fallbackCommand, w io.Writer, obs *observer) (*process, error) {
-	if batched() {
-		logf(spec, "fallback: %s", stepSchedOther)
-		if err := restoreSchedOther(spec); err != nil {
-			return nil, newError(stepSchedOther, "", err)
+	if spawn.Batched() {
+		verbose.Logf(spec, "fallback: %s", spawn.StepSchedOther)
+		if err := spawn.RestoreSchedOther(spec); err != nil {
+			return nil, fail.New(spawn.StepSchedOther, "", err)
 		}
 	}
-	if holdsCapabilities() {
-		logf(spec, "fallback: drop capabilities")
-		if err := dropCapabilities(spec); err != nil {
-			return nil, newError("drop capabilities", "", err)
+	if restrict.HoldsCapabilities() {
+		verbose.Logf(spec, "fallback: drop capabilities")
+		if err := restrict.DropCapabilities(spec); err != nil {
+			return nil, fail.New("drop capabilities", "", err)
 		}
 	}
-	if err := setNoNewPrivs(spec); err != nil {
-		return nil, newError("set no_new_privs", "", err)
+	if err := restrict.SetNoNewPrivs(spec); err != nil {
+		return nil, fail.New("set no_new_privs", "", err)
 	}
-	logf(spec, "fallback: apply landlock")
+	verbose.Logf(spec, "fallback: apply landlock")
 	rep, err := landlock.Restrict(plan.Landlock)
 	if err != nil {
-		return nil, newError("apply landlock", "", err)
+		return nil, fail.New("apply landlock", "", err)
 	}
 	obs.landlockApplied(rep)
 	if len(rep.Missing) > 0 {
 		fmt.Fprintf(w, "jail: fallback: Landlock ABI %d lacks %s\n", rep.ABI, strings.Join(rep.Missing, ", "))
 	}
-	logf(spec, "fallback: install seccomp filter; exec %s", cmd.path)
+	verbose.Logf(spec, "fallback: install seccomp filter; exec %s", cmd.path)
 	if err := seccomp.Install(bpf); err != nil {
-		return nil, newError("install seccomp filter", "", err)
+		return nil, fail.New("install seccomp filter", "", err)
 	}
 	pid, err := syscall.ForkExec(cmd.path, spec.Argv, cmd.attr)
 	if err != nil {
-		return nil, execError(spec.Argv[0], err)
+		return nil, fail.Exec(spec.Argv[0], err)
 	}
 	proc, err := newProcess(pid)
 	if err != nil {
-		return nil, newError("start", cmd.path, err)
+		return nil, fail.New("start", cmd.path, err)
 	}
 	return proc, nil
 }
 
 // openNullStdio gives /dev/null to the streams stdio leaves nil, opened now: after Landlock the
 // fallback may not grant /dev/null.
-func openNullStdio(stdio Stdio) (Stdio, error) {
+func openNullStdio(stdio tty.Stdio) (tty.Stdio, error) {
 	for _, f := range []**os.File{&stdio.In, &stdio.Out, &stdio.Err} {
 		if *f != nil {
 			continue
@@ -222,7 +229,7 @@ func openNullStdio(stdio Stdio) (Stdio, error) {
 // printFallback says, one line each, that jail runs without namespaces, what cannot hold and
 // what is carried another way.
 func printFallback(w io.Writer, plan *fallbackPlan, allowWeaker bool) {
-	cause, _ := userNSRefusal()
+	cause, _ := userns.Refusal()
 	if cause == "" {
 		cause = "the kernel refused them"
 	}

@@ -1,6 +1,11 @@
 package jail
 
-import "os"
+import (
+	"os"
+
+	"github.com/jail-sandbox/jail/jail/internal/setup"
+	"github.com/jail-sandbox/jail/jail/internal/spawn"
+)
 
 // MaybeInit runs the setup of the sandbox's init when this process is one, and never returns
 // then; otherwise it returns at once. An init (the host started /proc/self/exe with initArg0, or
@@ -9,10 +14,10 @@ import "os"
 // TestMain of tests that run sandboxes, before anything else can start threads or touch state.
 func MaybeInit() {
 	switch {
-	case isEarlyInit():
+	case spawn.IsEarlyInit():
 		os.Clearenv() // as an executed init's: the command's environment travels in the plan
-	case len(os.Args) == 0 || os.Args[0] != initArg0:
+	case len(os.Args) == 0 || os.Args[0] != spawn.InitArg0:
 		return
 	}
-	os.Exit(runInit())
+	os.Exit(setup.Run())
 }

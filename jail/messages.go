@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+
+	"github.com/jail-sandbox/jail/jail/internal/wire"
 )
 
 // readInit reads init's messages until init is gone, hands every one but an error to the
@@ -15,7 +17,7 @@ func (sb *sandbox) readInit(r io.ReadCloser) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 1<<16)
 	for sc.Scan() {
-		var msg initMessage
+		var msg wire.Message
 		if err := json.Unmarshal(sc.Bytes(), &msg); err != nil {
 			report = append([]byte(nil), sc.Bytes()...)
 			break

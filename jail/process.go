@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/jail/internal/spawn"
 )
 
 // process is a child jail waits for: init, or the fallback's command. It is signalled through
@@ -16,8 +18,8 @@ import (
 type process struct {
 	pid    int
 	mu     sync.Mutex
-	pidfd  *os.File // non-blocking, in Go's poller; nil once reaped
-	waiter *waiter  // reaps the process when it is the parent (waiter.go); nil: jail does
+	pidfd  *os.File      // non-blocking, in Go's poller; nil once reaped
+	waiter *spawn.Waiter // reaps the process when it is the parent (waiter.go); nil: jail does
 	waited bool
 	ws     syscall.WaitStatus
 	ru     syscall.Rusage
@@ -50,7 +52,7 @@ func (p *process) signal(sig syscall.Signal) {
 func (p *process) wait() error {
 	var err error
 	if p.waiter != nil {
-		p.ws, p.ru, err = p.waiter.waitInit()
+		p.ws, p.ru, err = p.waiter.WaitInit()
 	} else {
 		p.awaitExit()
 		for {

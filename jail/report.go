@@ -8,6 +8,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/jail/internal/explain"
+	"github.com/jail-sandbox/jail/jail/internal/restrict"
+	"github.com/jail-sandbox/jail/jail/internal/tty"
+	"github.com/jail-sandbox/jail/jail/internal/wire"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/proxy"
@@ -34,8 +38,8 @@ type Report struct {
 	Network     *NetworkReport `json:"network,omitempty"`
 	// Denials are the command's writes and connects the sandbox refused, one per path or
 	// address, with the line jail printed for each (--explain only; explain_report.go).
-	Denials          []Denial `json:"denials,omitzero"`
-	DenialsTruncated bool     `json:"denials_truncated,omitempty"`
+	Denials          []explain.Denial `json:"denials,omitzero"`
+	DenialsTruncated bool             `json:"denials_truncated,omitempty"`
 	// Error is jail's own failure, as it printed it (without "jail: "); empty otherwise.
 	Error string `json:"error,omitempty"`
 }
@@ -106,12 +110,12 @@ type NetworkReport struct {
 // RunReport is Run, observed: it also returns the run's Report (never nil, complete as far as
 // the run got) and, when status is not nil, streams bubblewrap's --json-status-fd records on it:
 // a start record once the command runs, an exit record at the end (status.go).
-func RunReport(spec *plan.Spec, stdio Stdio, status io.Writer) (*Report, int, error) {
+func RunReport(spec *plan.Spec, stdio tty.Stdio, status io.Writer) (*Report, int, error) {
 	return (*Early)(nil).RunReport(spec, stdio, status)
 }
 
 // RunReport is RunReport with e's init, when it fits spec.
-func (e *Early) RunReport(spec *plan.Spec, stdio Stdio, status io.Writer) (*Report, int, error) {
+func (e *Early) RunReport(spec *plan.Spec, stdio tty.Stdio, status io.Writer) (*Report, int, error) {
 	o := &observer{spec: spec, status: status, begin: time.Now(), follows: true}
 	code, err := runObserved(spec, stdio, o, e)
 	rep := o.report(code, err)
@@ -132,8 +136,8 @@ type observer struct {
 	sb       *sandbox      // the sandbox (or fallback command) last started
 	fallback *fallbackPlan // set when the command runs in the Landlock fallback
 	landlock *landlock.Report
-	running  bool           // the command was started
-	exit     *exitedMessage // from init; nil in the fallback or when init did not get to it
+	running  bool         // the command was started
+	exit     *wire.Exited // from init; nil in the fallback or when init did not get to it
 	proxied  bool
 	denials  []proxy.Denial
 	explain  explanations // --explain's denials
@@ -148,7 +152,7 @@ func (o *observer) watch(sb *sandbox, fallback *fallbackPlan) {
 
 func (o *observer) landlockApplied(rep landlock.Report) { o.landlock = &rep }
 
-func (o *observer) exited(msg *exitedMessage) { o.exit = msg }
+func (o *observer) exited(msg *wire.Exited) { o.exit = msg }
 
 // egressClosed records what the egress proxy refused.
 func (o *observer) egressClosed(denials []proxy.Denial) {
@@ -159,7 +163,7 @@ func (o *observer) egressClosed(denials []proxy.Denial) {
 // started records that the command runs and writes the status start record: pid is the
 // command's in the sandbox's pid namespace, ns the sandbox's namespaces (the fallback's command
 // has neither: pass 0 and nil).
-func (o *observer) started(sb *sandbox, pid int, ns *nsInodes) {
+func (o *observer) started(sb *sandbox, pid int, ns *wire.NSInodes) {
 	o.running = true
 	if o.status != nil {
 		writeStartStatus(o.status, sb.proc.pid, pid, ns)
@@ -206,10 +210,10 @@ func (o *observer) report(status int, err error) *Report {
 func (o *observer) layers() (string, *Layers) {
 	l := &Layers{Namespaces: []string{}, NoNewPrivs: o.running, CapabilitiesDropped: o.running}
 	sandbox := "landlock-fallback"
-	policy := SeccompPolicy(o.spec)
+	policy := restrict.SeccompPolicy(o.spec)
 	if o.fallback == nil {
 		sandbox = "namespaces"
-		_, l.Namespaces = namespaces(o.spec.Namespaces)
+		_, l.Namespaces = wire.CloneFlags(o.spec.Namespaces)
 	} else {
 		policy = fallbackPolicy(o.spec, o.fallback)
 	}

@@ -15,6 +15,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jail-sandbox/jail/jail/internal/fail"
+	"github.com/jail-sandbox/jail/jail/internal/restrict"
+	"github.com/jail-sandbox/jail/jail/internal/spawn"
+	"github.com/jail-sandbox/jail/jail/internal/tty"
+	"github.com/jail-sandbox/jail/jail/internal/userns"
+	"github.com/jail-sandbox/jail/jail/internal/verbose"
+	"github.com/jail-sandbox/jail/jail/internal/wire"
 	"github.com/jail-sandbox/jail/plan"
 )
 
@@ -24,27 +31,30 @@ var forwardedSignals = []os.Signal{
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH,
 }
 
+// Stdio are the descriptors the command gets as 0, 1 and 2 (nil: /dev/null).
+type Stdio = tty.Stdio
+
 // Run runs spec's command in a new sandbox and waits for it. status is the command's exit status,
 // 128+N when it died of signal N, or ExitTimeout when Spec.Limits.TimeoutSeconds expired. err is
 // an *Error when jail itself failed (its Exit is the status to exit with).
-func Run(spec *plan.Spec, stdio Stdio) (status int, err error) {
+func Run(spec *plan.Spec, stdio tty.Stdio) (status int, err error) {
 	return (*Early)(nil).Run(spec, stdio)
 }
 
 // Run is Run with e's init, when it fits spec.
-func (e *Early) Run(spec *plan.Spec, stdio Stdio) (status int, err error) {
+func (e *Early) Run(spec *plan.Spec, stdio tty.Stdio) (status int, err error) {
 	return runObserved(spec, stdio, &observer{spec: spec}, e)
 }
 
 // runObserved is Run, followed by obs (report.go).
-func runObserved(spec *plan.Spec, stdio Stdio, obs *observer, early *Early) (status int, err error) {
+func runObserved(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (status int, err error) {
 	if len(spec.Argv) == 0 {
 		early.Discard()
-		return ExitSetup, &Error{Op: "run", Detail: "no command given", Exit: ExitSetup}
+		return fail.ExitSetup, &fail.Error{Op: "run", Detail: "no command given", Exit: fail.ExitSetup}
 	}
 	status, err = runSandbox(spec, stdio, obs, early)
 	if userNSRefused(err) && spec.Fallback == "landlock" {
-		logf(spec, "host: user namespaces refused (%s); falling back to Landlock", err)
+		verbose.Logf(spec, "host: user namespaces refused (%s); falling back to Landlock", err)
 		return runFallback(spec, stdio, obs, early.waiterOrNil())
 	}
 	return status, err
@@ -52,44 +62,44 @@ func runObserved(spec *plan.Spec, stdio Stdio, obs *observer, early *Early) (sta
 
 // runSandbox runs the command in namespaces: starts init (or adopts early's), sends it the plan,
 // waits.
-func runSandbox(spec *plan.Spec, stdio Stdio, obs *observer, early *Early) (int, error) {
+func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (int, error) {
 	// Signals are caught from here on (or since Prestart), in the background while init starts;
 	// sendPlan waits for them before it lets init start the command.
 	sb, signals, err := early.adopt(spec, stdio)
 	if err != nil {
 		signals.stop()
-		return ExitSetup, err
+		return fail.ExitSetup, err
 	}
 	eg, err := startEgress(spec, stdio.Err) // egress.go; nil unless network mode "proxy"
 	if err != nil {
 		sb.discard()
 		signals.stop()
-		return ExitSetup, err
+		return fail.ExitSetup, err
 	}
 	defer func() { obs.egressClosed(eg.close(stdio.Err)) }()
 	if sb == nil {
-		_, names := namespaces(spec.Namespaces)
-		logf(spec, "host: starting init (namespaces %s)", strings.Join(names, ","))
+		_, names := wire.CloneFlags(spec.Namespaces)
+		verbose.Logf(spec, "host: starting init (namespaces %s)", strings.Join(names, ","))
 		if sb, err = launchPinned(spec.Namespaces, stdio, signals); err != nil {
 			signals.stop()
-			return ExitSetup, err
+			return fail.ExitSetup, err
 		}
 	}
 	defer sb.unpin()
 	sb.begin(spec, obs)
 	// Compiling the filter takes a millisecond or two: do it while init's runtime starts up.
-	bpf, err := compileSeccomp(spec)
+	bpf, err := restrict.CompileSeccomp(spec)
 	if err != nil {
 		sb.proc.signal(syscall.SIGKILL)
 		sb.plan.Close()
 		sb.wait()
-		return ExitSetup, newError("compile seccomp filter", "", err)
+		return fail.ExitSetup, fail.New("compile seccomp filter", "", err)
 	}
 	leaves := eg == nil && sb.canLeave()
 	sb.sendPlan(bpf, leaves)
 	if leaves {
-		logf(spec, "host: jail's waiter takes the sandbox from here")
-		sb.proc.waiter.handOver(sb.deadline, timeoutError(spec))
+		verbose.Logf(spec, "host: jail's waiter takes the sandbox from here")
+		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec))
 	}
 	return sb.wait()
 }
@@ -107,12 +117,12 @@ func (sb *sandbox) canLeave() bool {
 // sandbox is a started init seen from the host.
 type sandbox struct {
 	spec     *plan.Spec
-	proc     *process        // init, or the fallback's command
-	plan     *os.File        // write end of configFd's pipe, closed once the plan is sent and signals caught
-	messages *os.File        // read end of reportFd's pipe, read from begin on (initmsg.go)
-	report   chan []byte     // what init wrote to reportFd, complete once init has exited
-	tty      *ptyRelay       // the fallback's pseudo-terminal, relayed by jail itself; nil in a sandbox
-	term     *callerTerminal // the caller's terminal, when init gives the command a pseudo-terminal
+	proc     *process            // init, or the fallback's command
+	plan     *os.File            // write end of configFd's pipe, closed once the plan is sent and signals caught
+	messages *os.File            // read end of reportFd's pipe, read from begin on (initmsg.go)
+	report   chan []byte         // what init wrote to reportFd, complete once init has exited
+	tty      *tty.Relay          // the fallback's pseudo-terminal, relayed by jail itself; nil in a sandbox
+	term     *tty.CallerTerminal // the caller's terminal, when init gives the command a pseudo-terminal
 	signals  *subscription
 	timer    *time.Timer
 	deadline time.Time // when timer fires
@@ -129,7 +139,7 @@ type sandbox struct {
 // locked to it exits; holding the lock keeps every other goroutine off this one. Only this case
 // locks: a locked goroutine hands its thread back and forth each time it blocks, and the
 // runtime starts other threads to run the rest meanwhile.
-func launchPinned(ns plan.Namespaces, stdio Stdio, signals *subscription) (*sandbox, error) {
+func launchPinned(ns plan.Namespaces, stdio tty.Stdio, signals *subscription) (*sandbox, error) {
 	runtime.LockOSThread()
 	sb, err := launchInit(ns, stdio, signals)
 	if err != nil {
@@ -151,44 +161,48 @@ func (sb *sandbox) unpin() {
 
 // launchInit starts init in the namespaces ns, where it waits for its plan (sendPlan). It needs
 // nothing else from the plan, so it can start before the plan exists (Prestart).
-func launchInit(ns plan.Namespaces, stdio Stdio, signals *subscription) (*sandbox, error) {
+func launchInit(ns plan.Namespaces, stdio tty.Stdio, signals *subscription) (*sandbox, error) {
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
-		return nil, newError("pipe", "", err)
+		return nil, fail.New("pipe", "", err)
 	}
 	defer cfgR.Close()
 	repR, repW, err := os.Pipe()
 	if err != nil {
 		cfgW.Close()
-		return nil, newError("pipe", "", err)
+		return nil, fail.New("pipe", "", err)
 	}
 	defer repW.Close()
 	given := stdio
 	if stdio, err = openNullStdio(stdio); err != nil {
 		cfgW.Close()
 		repR.Close()
-		return nil, newError("open", os.DevNull, err)
+		return nil, fail.New("open", os.DevNull, err)
 	}
 	defer closeOpened(given, stdio)
 
-	flags, _ := namespaces(ns)
-	proc, err := spawnInit(flags, [5]*os.File{stdio.In, stdio.Out, stdio.Err, cfgR, repW}) // 0, 1, 2, configFd, reportFd
+	flags, _ := wire.CloneFlags(ns)
+	pid, err := spawn.Init(flags, [5]*os.File{stdio.In, stdio.Out, stdio.Err, cfgR, repW}) // 0, 1, 2, configFd, reportFd
+	var proc *process
+	if err == nil {
+		proc, err = newProcess(pid)
+	}
 	if err != nil {
 		cfgW.Close()
 		repR.Close()
 		return nil, startError(err)
 	}
-	sendNamespaces(cfgW, flags) // prelude.go
+	wire.SendNamespaces(cfgW, flags) // prelude.go
 	return newSandbox(proc, cfgW, repR, stdio, signals), nil
 }
 
 // newSandbox is a started init as the host holds it: the write end of its plan's pipe, the read
 // end of its messages' pipe, and the caller's terminal when the command is to get a
 // pseudo-terminal (init sets the terminal raw; jail restores it even if init is killed).
-func newSandbox(proc *process, plan, messages *os.File, stdio Stdio, signals *subscription) *sandbox {
+func newSandbox(proc *process, plan, messages *os.File, stdio tty.Stdio, signals *subscription) *sandbox {
 	sb := &sandbox{proc: proc, plan: plan, messages: messages, report: make(chan []byte, 1), signals: signals}
-	if interactive(stdio) {
-		sb.term = saveTerminal(stdio.In)
+	if tty.Interactive(stdio) {
+		sb.term = tty.SaveTerminal(stdio.In)
 	}
 	return sb
 }
@@ -220,7 +234,7 @@ func (sb *sandbox) discard() {
 
 // closeOpened closes the streams of opened that given did not hold: the /dev/null openNullStdio
 // opened for the child, which has them now.
-func closeOpened(given, opened Stdio) {
+func closeOpened(given, opened tty.Stdio) {
 	for _, f := range [][2]*os.File{{given.In, opened.In}, {given.Out, opened.Out}, {given.Err, opened.Err}} {
 		if f[0] != f[1] {
 			f[1].Close()
@@ -235,13 +249,13 @@ func closeOpened(given, opened Stdio) {
 // (Pdeathsig), before any command ran; the waiter holds them until the host says where they go,
 // and forwards them to an init it is the parent of itself (the host catches none: uncaught).
 func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool) {
-	cfg := initConfig{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: batched(), Started: started, HostLeaves: hostLeaves}
-	logf(sb.spec, "host: send the plan")
-	plan := marshalWire(&cfg)
+	cfg := wire.Config{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: spawn.Batched(), Started: verbose.Started, HostLeaves: hostLeaves}
+	verbose.Logf(sb.spec, "host: send the plan")
+	plan := wire.Marshal(&cfg)
 	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(plan)), uint32(len(plan)))
 	if _, err := sb.plan.Write(append(msg, plan...)); err != nil {
 		// init died before reading its plan: its report or exit status says why.
-		logf(sb.spec, "host: send plan: %s", err)
+		verbose.Logf(sb.spec, "host: send plan: %s", err)
 	}
 	sb.signals.wait()
 	sb.plan.Close()
@@ -251,13 +265,13 @@ func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool) {
 const opCreateNamespaces = "create sandbox namespaces"
 
 // startError explains a failed start of init: almost always the kernel refusing the namespaces.
-func startError(err error) *Error {
-	e := &Error{Op: opCreateNamespaces, Exit: ExitSetup}
+func startError(err error) *fail.Error {
+	e := &fail.Error{Op: opCreateNamespaces, Exit: fail.ExitSetup}
 	if !errors.As(err, &e.Errno) {
 		e.Detail = err.Error()
 	}
 	if refusalErrno(e.Errno) {
-		e.Hint = usernsHint()
+		e.Hint = userns.Hint()
 	}
 	return e
 }
@@ -279,14 +293,14 @@ func refusalErrno(errno syscall.Errno) bool {
 // capabilities so that init's child could not create the others), or a setup step failed with
 // EPERM and such a restriction is in force, before the command ran.
 func userNSRefused(err error) bool {
-	var e *Error
+	var e *fail.Error
 	if !errors.As(err, &e) {
 		return false
 	}
 	if e.Op == opCreateNamespaces {
 		return refusalErrno(e.Errno)
 	}
-	return e.Exit == ExitSetup && e.Errno == syscall.EPERM && e.Hint != ""
+	return e.Exit == fail.ExitSetup && e.Errno == syscall.EPERM && e.Hint != ""
 }
 
 // forwardSignals passes the forwarded signals to init, which passes them to the command (or, for
@@ -295,7 +309,7 @@ func userNSRefused(err error) bool {
 func (sb *sandbox) forwardSignals() {
 	for sig := range sb.signals.C {
 		if sig == syscall.SIGWINCH && sb.tty != nil {
-			sb.tty.resize()
+			sb.tty.Resize()
 			continue
 		}
 		sb.proc.signal(sig.(syscall.Signal))
@@ -310,11 +324,11 @@ func (sb *sandbox) expire() {
 }
 
 // timeoutError is jail's error when spec's timeout killed the sandbox.
-func timeoutError(spec *plan.Spec) *Error {
-	return &Error{
+func timeoutError(spec *plan.Spec) *fail.Error {
+	return &fail.Error{
 		Op:     "timeout",
 		Detail: fmt.Sprintf("killed the sandbox after %s", time.Duration(spec.Limits.TimeoutSeconds*float64(time.Second))),
-		Exit:   ExitTimeout,
+		Exit:   fail.ExitTimeout,
 	}
 }
 
@@ -325,31 +339,31 @@ func (sb *sandbox) wait() (int, error) {
 	if sb.timer != nil {
 		sb.timer.Stop()
 	}
-	sb.tty.finish()
-	sb.term.restore()
+	sb.tty.Finish()
+	sb.term.Restore()
 	if sb.timedOut.Load() {
-		return ExitTimeout, timeoutError(sb.spec)
+		return fail.ExitTimeout, timeoutError(sb.spec)
 	}
 	if report := <-sb.report; len(report) > 0 {
 		return decodeReport(report)
 	}
 	if werr != nil {
-		return ExitSetup, newError("wait", "init", werr)
+		return fail.ExitSetup, fail.New("wait", "init", werr)
 	}
-	return exitStatus(sb.proc.ws), nil
+	return fail.ExitStatus(sb.proc.ws), nil
 }
 
 // decodeReport turns init's report into the *Error it describes, with the user-namespace hint
 // added to a refusal that came from inside (Ubuntu's AppArmor lets the namespace be created but
 // strips its capabilities).
 func decodeReport(b []byte) (int, error) {
-	e := &Error{}
+	e := &fail.Error{}
 	if err := json.Unmarshal(b, e); err != nil {
-		return ExitSetup, &Error{Op: "read sandbox report", Detail: err.Error(), Exit: ExitSetup}
+		return fail.ExitSetup, &fail.Error{Op: "read sandbox report", Detail: err.Error(), Exit: fail.ExitSetup}
 	}
 	if e.Exit == 0 {
-		e.Exit = ExitSetup
+		e.Exit = fail.ExitSetup
 	}
-	e.addUsernsHint()
+	e.AddUsernsHint()
 	return e.Exit, e
 }

@@ -18,6 +18,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/jail/internal/fail"
+	"github.com/jail-sandbox/jail/jail/internal/spawn"
+	"github.com/jail-sandbox/jail/jail/internal/tty"
 	"github.com/jail-sandbox/jail/plan"
 )
 
@@ -35,7 +38,7 @@ const envKillHelper = "JAIL_TEST_KILL_HELPER"
 func TestMain(m *testing.M) {
 	MaybeInit()
 	if tag := os.Getenv(envKillHelper); tag != "" {
-		status, err := Run(testSpec("sleep", tag), Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+		status, err := Run(testSpec("sleep", tag), tty.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "jail:", err)
 		}
@@ -90,7 +93,7 @@ func run(t *testing.T, spec *plan.Spec) (stdout, stderr string, status int, err 
 	errF, _ := os.Create(filepath.Join(dir, "err"))
 	defer outF.Close()
 	defer errF.Close()
-	status, err = Run(spec, Stdio{Out: outF, Err: errF})
+	status, err = Run(spec, tty.Stdio{Out: outF, Err: errF})
 	o, _ := os.ReadFile(outF.Name())
 	e, _ := os.ReadFile(errF.Name())
 	return string(o), string(e), status, err
@@ -129,13 +132,13 @@ func TestExecErrors(t *testing.T) {
 		want int
 		text string
 	}{
-		{[]string{"no-such-command"}, ExitNotFound, "exec no-such-command: no such file or directory"},
-		{[]string{"/usr/bin/no-such-command"}, ExitNotFound, "exec /usr/bin/no-such-command: no such file or directory"},
-		{[]string{"/etc/passwd"}, ExitNotExecutable, "exec /etc/passwd: permission denied"},
-		{[]string{"/usr"}, ExitNotExecutable, "exec /usr: permission denied"},
+		{[]string{"no-such-command"}, fail.ExitNotFound, "exec no-such-command: no such file or directory"},
+		{[]string{"/usr/bin/no-such-command"}, fail.ExitNotFound, "exec /usr/bin/no-such-command: no such file or directory"},
+		{[]string{"/etc/passwd"}, fail.ExitNotExecutable, "exec /etc/passwd: permission denied"},
+		{[]string{"/usr"}, fail.ExitNotExecutable, "exec /usr: permission denied"},
 	} {
 		_, _, status, err := run(t, testSpec(tc.argv...))
-		var je *Error
+		var je *fail.Error
 		if !errors.As(err, &je) || status != tc.want || je.Exit != tc.want {
 			t.Errorf("%q: status %d, err %v; want %d", tc.argv, status, err, tc.want)
 			continue
@@ -150,8 +153,8 @@ func TestSetupErrorTravelsToHost(t *testing.T) {
 	spec := testSpec("true")
 	spec.Cwd = "/no/such/dir"
 	_, _, status, err := run(t, spec)
-	var je *Error
-	if !errors.As(err, &je) || status != ExitSetup || je.Op != "chdir" || je.Errno != syscall.ENOENT {
+	var je *fail.Error
+	if !errors.As(err, &je) || status != fail.ExitSetup || je.Op != "chdir" || je.Errno != syscall.ENOENT {
 		t.Fatalf("status %d, err %#v; want 125 and a chdir ENOENT error", status, err)
 	}
 }
@@ -160,9 +163,9 @@ func TestTimeout(t *testing.T) {
 	spec := testSpec("sh", "-c", "sleep 1000 & sleep 1000")
 	spec.Limits.TimeoutSeconds = 0.2
 	_, _, status, err := run(t, spec)
-	var je *Error
-	if status != ExitTimeout || !errors.As(err, &je) || je.Exit != ExitTimeout {
-		t.Fatalf("status %d, err %v; want %d and a timeout error", status, err, ExitTimeout)
+	var je *fail.Error
+	if status != fail.ExitTimeout || !errors.As(err, &je) || je.Exit != fail.ExitTimeout {
+		t.Fatalf("status %d, err %v; want %d and a timeout error", status, err, fail.ExitTimeout)
 	}
 	if want := "timeout: killed the sandbox after 200ms"; err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
@@ -203,8 +206,8 @@ func TestPIDNamespace(t *testing.T) {
 	out := mustRun(t, "sh", "-c", `tr '\0' ' ' </proc/1/cmdline; echo
 		for d in /proc/[0-9]*; do read -r c 2>/dev/null <$d/comm && echo "${d#/proc/} $c"; done`)
 	cmdline, list, _ := strings.Cut(out, "\n")
-	if strings.TrimSpace(cmdline) != initArg0 {
-		t.Fatalf("pid 1 runs %q, want %s", cmdline, initArg0)
+	if strings.TrimSpace(cmdline) != spawn.InitArg0 {
+		t.Fatalf("pid 1 runs %q, want %s", cmdline, spawn.InitArg0)
 	}
 	comms := map[string]string{}
 	for line := range strings.Lines(list) {
@@ -294,7 +297,7 @@ func TestSignalForwarding(t *testing.T) {
 	spec := testSpec("sh", "-c", `trap 'exit 42' USR1; echo ready; while :; do sleep 0.05; done`)
 	done := make(chan int, 1)
 	go func() {
-		status, err := Run(spec, Stdio{Out: w})
+		status, err := Run(spec, tty.Stdio{Out: w})
 		w.Close()
 		if err != nil {
 			t.Error(err)
@@ -357,7 +360,7 @@ func findProcess(cmdline string) int {
 // gets a terminal of its own from the sandbox's devpts (size included, and resized on SIGWINCH),
 // Ctrl-C interrupts only the foreground job, and bash's exit status comes back.
 func TestInteractiveTerminal(t *testing.T) {
-	term, _, err := openPTY(Stdio{}) // not a terminal: no relay
+	term, _, err := tty.Open(tty.Stdio{}) // not a terminal: no relay
 	if term != nil || err != nil {
 		t.Fatalf("openPTY without a terminal: %v, %v", term, err)
 	}
@@ -367,7 +370,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	spec.Env = append(spec.Env, "PS1=$ ", "TERM=dumb")
 	done := make(chan int, 1)
 	go func() {
-		status, err := Run(spec, Stdio{In: outer.slave, Out: outer.slave, Err: outer.slave})
+		status, err := Run(spec, tty.Stdio{In: outer.slave, Out: outer.slave, Err: outer.slave})
 		if err != nil {
 			t.Error(err)
 		}
@@ -522,7 +525,7 @@ func TestInitHasOwnSession(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(testSpec("sh", "-c", "echo ready; read x"), Stdio{In: inR, Out: outW})
+		Run(testSpec("sh", "-c", "echo ready; read x"), tty.Stdio{In: inR, Out: outW})
 		outW.Close()
 	}()
 	defer func() { inW.Close(); <-done }() // EOF ends the command's read
@@ -531,7 +534,7 @@ func TestInitHasOwnSession(t *testing.T) {
 	}
 	var init []string
 	for _, pid := range procPIDs() {
-		if st := procStat(pid); len(st) > 3 && st[1] == strconv.Itoa(os.Getpid()) && procArg0(pid) == initArg0 {
+		if st := procStat(pid); len(st) > 3 && st[1] == strconv.Itoa(os.Getpid()) && procArg0(pid) == spawn.InitArg0 {
 			init = st
 		}
 	}
@@ -606,7 +609,7 @@ func TestInitRefusesPlanForOtherNamespaces(t *testing.T) {
 	started := spec.Namespaces
 	started.Net = false
 	signals := subscribe()
-	sb, err := launchPinned(started, Stdio{}, signals) // as runSandbox: init dies with this thread
+	sb, err := launchPinned(started, tty.Stdio{}, signals) // as runSandbox: init dies with this thread
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,7 +617,7 @@ func TestInitRefusesPlanForOtherNamespaces(t *testing.T) {
 	sb.begin(spec, &observer{spec: spec})
 	sb.sendPlan(nil, false)
 	status, err := sb.wait()
-	if status != ExitSetup || err == nil || !strings.Contains(err.Error(), "the plan's namespaces are not init's") {
+	if status != fail.ExitSetup || err == nil || !strings.Contains(err.Error(), "the plan's namespaces are not init's") {
 		t.Errorf("status %d, err %v; want init to refuse the plan", status, err)
 	}
 }
@@ -624,13 +627,13 @@ func TestUserNSRefused(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{&Error{Op: opCreateNamespaces, Errno: syscall.EPERM, Exit: ExitSetup}, true},
-		{&Error{Op: opCreateNamespaces, Errno: syscall.ENOSPC, Exit: ExitSetup}, true},
-		{&Error{Op: opCreateNamespaces, Errno: syscall.ENOMEM, Exit: ExitSetup}, false},
+		{&fail.Error{Op: opCreateNamespaces, Errno: syscall.EPERM, Exit: fail.ExitSetup}, true},
+		{&fail.Error{Op: opCreateNamespaces, Errno: syscall.ENOSPC, Exit: fail.ExitSetup}, true},
+		{&fail.Error{Op: opCreateNamespaces, Errno: syscall.ENOMEM, Exit: fail.ExitSetup}, false},
 		// Inside, only an EPERM that a known restriction explains (AppArmor strips capabilities).
-		{&Error{Op: "build the root filesystem", Errno: syscall.EPERM, Hint: "AppArmor …", Exit: ExitSetup}, true},
-		{&Error{Op: "build the root filesystem", Errno: syscall.EPERM, Exit: ExitSetup}, false},
-		{&Error{Op: "exec", Path: "x", Errno: syscall.EPERM, Hint: "h", Exit: ExitNotExecutable}, false},
+		{&fail.Error{Op: "build the root filesystem", Errno: syscall.EPERM, Hint: "AppArmor …", Exit: fail.ExitSetup}, true},
+		{&fail.Error{Op: "build the root filesystem", Errno: syscall.EPERM, Exit: fail.ExitSetup}, false},
+		{&fail.Error{Op: "exec", Path: "x", Errno: syscall.EPERM, Hint: "h", Exit: fail.ExitNotExecutable}, false},
 		{errors.New("other"), false},
 	} {
 		if got := userNSRefused(tc.err); got != tc.want {

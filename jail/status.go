@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/jail-sandbox/jail/jail/internal/wire"
 )
 
 // startStatus is the --json-status-fd record written once the command runs, in bubblewrap's
@@ -16,7 +18,7 @@ import (
 type startStatus struct {
 	ChildPID   int `json:"child-pid"`
 	CommandPID int `json:"command-pid,omitempty"`
-	nsInodes
+	wire.NSInodes
 }
 
 // exitStatusRecord is the last --json-status-fd record, also after jail's own failure.
@@ -27,11 +29,11 @@ type exitStatusRecord struct {
 // writeStartStatus writes the start record for the sandbox whose first process is child: with
 // its namespaces ns, also the host pid of the command, pid commandNSPid inside; without (nil),
 // child is the command.
-func writeStartStatus(w io.Writer, child, commandNSPid int, ns *nsInodes) {
+func writeStartStatus(w io.Writer, child, commandNSPid int, ns *wire.NSInodes) {
 	rec := startStatus{ChildPID: child}
 	if ns != nil {
 		rec.CommandPID = hostPid(child, commandNSPid)
-		rec.nsInodes = *ns
+		rec.NSInodes = *ns
 	}
 	writeRecord(w, rec)
 }

@@ -1,0 +1,107 @@
+package mount
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/plan"
+)
+
+// bind mounts the host's Source on Target, with every mount beneath Source (a recursive bind),
+// read-only on all of them when ro. A missing Target is created like its Source (a directory or
+// a file), which is how binds land on the empty tmpfs root. With Create, Target is created first
+// as IsDir says: profiles pins the directories above a protected path with self-binds (Source ==
+// Target, inside a writable bind), and one that does not exist yet is made on the host that way.
+func (r *Roots) bind(m plan.Mount, ro bool) error {
+	dst := -1
+	if m.Create {
+		fd, err := openTarget(r.new, m.Target, placeholder(true, m.IsDir))
+		if err != nil {
+			return err
+		}
+		defer CloseFd(fd)
+		dst = fd
+	}
+	rel, err := relPath(m.Source)
+	if err != nil {
+		return err
+	}
+	src, err := openIn(r.host, rel, unix.O_PATH)
+	if err != nil {
+		return pathError("open source", rel, err)
+	}
+	defer CloseFd(src)
+	if dst < 0 {
+		var st unix.Stat_t
+		if err := unix.Fstat(src, &st); err != nil {
+			return pathError("stat source", rel, err)
+		}
+		c := makeFile
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			c = makeDir
+		}
+		if dst, err = openTarget(r.new, m.Target, c); err != nil {
+			return err
+		}
+		defer CloseFd(dst)
+	}
+	return mountCopy(src, dst, ro)
+}
+
+// protect rebinds Target onto itself read-only, submounts included: a protected path inside a
+// writable bind stays read-only. A missing Target is first created as an empty placeholder when
+// Create is set; inside a writable bind that is on the host, and masked read-only it cannot be
+// filled from inside.
+func (r *Roots) protect(m plan.Mount) error {
+	dst, err := openTarget(r.new, m.Target, placeholder(m.Create, m.IsDir))
+	if err != nil {
+		return err
+	}
+	defer CloseFd(dst)
+	return mountCopy(dst, dst, true)
+}
+
+// hideFile binds the host's /dev/null read-only over Target: the file reads empty.
+func (r *Roots) hideFile(m plan.Mount) error {
+	dst, err := openTarget(r.new, m.Target, placeholder(m.Create, false))
+	if err != nil {
+		return err
+	}
+	defer CloseFd(dst)
+	null, err := openIn(r.host, "dev/null", unix.O_PATH)
+	if err != nil {
+		return pathError("open", "dev/null", err)
+	}
+	defer CloseFd(null)
+	return mountCopy(null, dst, true)
+}
+
+// mountCopy mounts a recursive copy of the mount tree at src on dst. The copy is made detached
+// (open_tree), turned read-only when ro, and only then attached (move_mount), so it is never
+// seen writable. Making it read-only only sets MOUNT_ATTR_RDONLY on every mount of the copy and
+// clears nothing: the nosuid, nodev, noexec and atime flags a user namespace locks stay as they
+// were, where a classic MS_REMOUNT would have to restate them from statfs for each submount.
+func mountCopy(src, dst int, ro bool) error {
+	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	defer CloseFd(tree)
+	if ro {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("mount_setattr read-only: %w", err)
+		}
+	}
+	return attach(tree, dst)
+}
+
+// attach mounts the detached mount mnt on the target descriptor dst.
+func attach(mnt, dst int) error {
+	err := unix.MoveMount(mnt, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+	if err != nil {
+		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,418 @@
+package mount
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/plan"
+)
+
+// The mount tests run setupRoot for real, in a re-exec of the test binary, in two stages:
+//
+//	stage 1: new user + mount namespaces. Mounts a nosuid,nodev,noexec tmpfs under the fixture,
+//	         so that in stage 2 it is a mount the kernel locks, as the host's are for jail.
+//	stage 2: new user + mount + pid namespaces, as sandbox init has. Runs setupRoot with the
+//	         scenario's Spec, then the scenario's checks, each reporting one line on stdout.
+//
+// The stages are dispatched from init() rather than TestMain so the package's single TestMain
+// stays free for whoever needs it.
+const (
+	envMountStage    = "JAIL_MOUNT_TEST_STAGE"
+	envMountScenario = "JAIL_MOUNT_TEST_SCENARIO"
+)
+
+// lineTime is the time that ends each verbose line (verbose.go).
+var lineTime = regexp.MustCompile(` \(\+\d+\.\d\d ms\)$`)
+
+func init() {
+	switch os.Getenv(envMountStage) {
+	case "1":
+		os.Exit(mountStage1())
+	case "2":
+		os.Exit(mountStage2())
+	}
+}
+
+// mountScenario is one run of setupRoot: a hand-built Spec and what to check inside.
+type mountScenario struct {
+	Fixture  string    // host directory holding the test's files
+	Submount string    // host directory stage 1 mounts a locked tmpfs on ("" for none)
+	Spec     plan.Spec // the plan
+	Checks   []string  // names in mountChecks, run inside after setupRoot
+}
+
+// Results reported by stage 2, one per line.
+const (
+	lineSetupError = "SETUP-ERROR "
+	lineTook       = "TOOK "
+	lineUnusable   = "NS-UNUSABLE "
+	lineCheck      = "CHECK "
+)
+
+// mountRun is what the stages reported.
+type mountRun struct {
+	setupErr string            // setupRoot's error, "" when it succeeded
+	results  map[string]string // check name → "" for a pass, else what went wrong
+	stderr   string            // the verbose log
+	took     string            // how long setupRoot took
+}
+
+// runMountScenario runs sc in the two stages. It skips when the kernel refuses user namespaces
+// or lacks the new mount API, unless JAIL_MUST_WORK=1.
+func runMountScenario(t *testing.T, sc mountScenario) mountRun {
+	t.Helper()
+	js, err := json.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Env = append(os.Environ(), envMountStage+"=1", envMountScenario+"="+string(js))
+	cmd.SysProcAttr = nsAttr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exitErr *exec.ExitError
+	switch {
+	case err != nil && !errors.As(err, &exitErr):
+		skipUnlessMustWork(t, "user namespaces unavailable: %v", err)
+		t.Fatalf("start stage 1: %v", err)
+	case err != nil:
+		t.Fatalf("stages failed: %v\n%s%s", err, out, stderr.String())
+	}
+	if msg, ok := strings.CutPrefix(string(out), lineUnusable); ok {
+		skipUnlessMustWork(t, "user namespace without mount rights: %s", msg)
+		t.Fatalf("user namespace without mount rights: %s", msg)
+	}
+	run := mountRun{results: map[string]string{}, stderr: stderr.String()}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		if msg, ok := strings.CutPrefix(line, lineSetupError); ok {
+			run.setupErr = msg
+		} else if took, ok := strings.CutPrefix(line, lineTook); ok {
+			run.took = took
+		} else if rest, ok := strings.CutPrefix(line, lineCheck); ok {
+			name, res, _ := strings.Cut(rest, "\t")
+			run.results[name] = res
+		}
+	}
+	if strings.Contains(run.setupErr, unix.ENOSYS.Error()) {
+		skipUnlessMustWork(t, "kernel lacks the new mount API: %s", run.setupErr)
+	}
+	return run
+}
+
+// skipUnlessMustWork skips for a missing kernel feature, except in CI (JAIL_MUST_WORK=1), where
+// every feature must be there.
+func skipUnlessMustWork(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("JAIL_MUST_WORK") != "1" {
+		t.Skipf(format, args...)
+	}
+}
+
+// nsAttr starts a process in new namespaces with the caller's uid and gid mapped to themselves.
+// CAP_SYS_ADMIN is made ambient, as the launcher does, or an ordinary user's process would lose
+// it at execve.
+func nsAttr(flags uintptr) *syscall.SysProcAttr {
+	uid, gid := os.Getuid(), os.Getgid()
+	return &syscall.SysProcAttr{
+		Cloneflags:  flags,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+		Pdeathsig:   syscall.SIGKILL,
+	}
+}
+
+// mountStage1 mounts the scenario's submount and runs stage 2 in new user, mount and pid
+// namespaces.
+func mountStage1() int {
+	var sc mountScenario
+	if err := json.Unmarshal([]byte(os.Getenv(envMountScenario)), &sc); err != nil {
+		fmt.Fprintln(os.Stderr, "stage 1:", err)
+		return 1
+	}
+	// A namespace whose capabilities a host restriction strips (Ubuntu's AppArmor
+	// apparmor_restrict_unprivileged_userns) is created, but cannot mount.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		fmt.Printf("%s%v\n", lineUnusable, err)
+		return 0
+	}
+	if sc.Submount != "" {
+		err := unix.Mount("tmpfs", sc.Submount, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755")
+		if err == nil {
+			err = os.WriteFile(filepath.Join(sc.Submount, "inside"), []byte("sub"), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "stage 1: submount:", err)
+			return 1
+		}
+	}
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Env = append(os.Environ(), envMountStage+"=2")
+	cmd.SysProcAttr = nsAttr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "stage 2:", err)
+		return 1
+	}
+	return 0
+}
+
+// mountStage2 runs setupRoot and the checks, reporting each on stdout.
+func mountStage2() int {
+	var sc mountScenario
+	if err := json.Unmarshal([]byte(os.Getenv(envMountScenario)), &sc); err != nil {
+		fmt.Fprintln(os.Stderr, "stage 2:", err)
+		return 1
+	}
+	start := time.Now()
+	r, err := OpenRoots()
+	if err == nil {
+		err = SetupRoot(&sc.Spec, r)
+	}
+	took := time.Since(start)
+	if err != nil {
+		fmt.Printf("%s%s\n", lineSetupError, err)
+		return 0
+	}
+	fmt.Printf("%s%v\n", lineTook, took)
+	for _, name := range sc.Checks {
+		res := "unknown check"
+		check, ok := mountChecks[name]
+		if !ok {
+			check, ok = slashChecks[name]
+		}
+		if ok {
+			res = ""
+			if err := check(sc.Fixture); err != nil {
+				res = err.Error()
+			}
+		}
+		fmt.Printf("%s%s\t%s\n", lineCheck, name, strings.ReplaceAll(res, "\n", " "))
+	}
+	return 0
+}
+
+// newFixture makes the host files the scenarios bind, under a physical temporary path.
+func newFixture(t *testing.T) string {
+	t.Helper()
+	f, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"ro/sub", "rw/.git/hooks", "rw/secret", "outside"} {
+		if err := os.MkdirAll(filepath.Join(f, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, content := range map[string]string{
+		"ro/file": "ro", "rw/.git/config": "[core]", "rw/secret/key": "s3cret", "rw/token": "tok",
+	} {
+		if err := os.WriteFile(filepath.Join(f, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// TestSetupRoot builds a sandbox root with every kind of op and attacks it from inside.
+func TestSetupRoot(t *testing.T) {
+	f := newFixture(t)
+	rw := f + "/rw"
+	m := func(kind plan.MountKind, source, target string) plan.Mount {
+		return plan.Mount{Kind: kind, Source: source, Target: target}
+	}
+	sc := mountScenario{
+		Fixture:  f,
+		Submount: f + "/ro/sub",
+		Spec: plan.Spec{
+			Verbose: true,
+			Env:     []string{"HOME=" + homeDir},
+			Mounts: []plan.Mount{
+				m(plan.MountSymlink, "usr/bin", "/bin"),
+				m(plan.MountDev, "", "/dev"),
+				m(plan.MountProc, "", "/proc"),
+				m(plan.MountROBind, f+"/ro", roDir),
+				m(plan.MountTmpfs, "", "/tmp"),
+				m(plan.MountTmpfs, "", homeDir),
+				m(plan.MountDir, "", "/work/empty"),
+				m(plan.MountBind, rw, rw),
+				m(plan.MountBind, rw+"/.git", rw+"/.git"), // pins .git: it cannot be renamed away
+				m(plan.MountProtect, rw+"/.git/config", rw+"/.git/config"),
+				m(plan.MountProtect, rw+"/.git/hooks", rw+"/.git/hooks"),
+				{Kind: plan.MountProtect, Source: rw + "/.envrc", Target: rw + "/.envrc", Create: true},
+				{Kind: plan.MountProtect, Source: rw + "/.vscode", Target: rw + "/.vscode", Create: true, IsDir: true},
+				// A missing directory above a protected path: created and pinned by a self-bind.
+				{Kind: plan.MountBind, Source: rw + "/.jj", Target: rw + "/.jj", Create: true, IsDir: true},
+				{Kind: plan.MountProtect, Source: rw + "/.jj/repo", Target: rw + "/.jj/repo", Create: true, IsDir: true},
+				{Kind: plan.MountHideDir, Target: rw + "/secret", IsDir: true},
+				m(plan.MountHideFile, "", rw+"/token"),
+			},
+		},
+	}
+	run := runChecks(t, sc, mountChecks)
+	t.Logf("setupRoot with %d ops took %s", len(sc.Spec.Mounts), run.took)
+	t.Run("verbose logs one line per op", func(t *testing.T) {
+		var want []string
+		for _, m := range sc.Spec.Mounts {
+			want = append(want, fmt.Sprintf("jail: %s %s", m.Kind, Object(m)))
+		}
+		got := strings.Split(strings.TrimSpace(run.stderr), "\n")
+		for i, line := range got {
+			got[i] = lineTime.ReplaceAllString(line, "")
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("stderr:\n%s\nwant:\n%s", run.stderr, strings.Join(want, "\n"))
+		}
+	})
+	// What the sandbox did to the host through its grants.
+	t.Run("host sees the write through the bind", func(t *testing.T) {
+		if err := wantContent(rw+"/written", "from inside"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("host has the protected placeholders", func(t *testing.T) {
+		for p, dir := range map[string]bool{rw + "/.envrc": false, rw + "/.vscode": true, rw + "/.jj/repo": true} {
+			if st, err := os.Lstat(p); err != nil || st.IsDir() != dir || (!dir && !st.Mode().IsRegular()) {
+				t.Errorf("%s: %v, %v; want an empty placeholder (dir: %v)", p, st, err, dir)
+			}
+		}
+	})
+	t.Run("host files under masks are untouched", func(t *testing.T) {
+		for p, want := range map[string]string{rw + "/secret/key": "s3cret", rw + "/token": "tok", rw + "/.git/config": "[core]"} {
+			if err := wantContent(p, want); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+}
+
+// TestSetupRootRefusesSymlinks plants a symlink where an op's target (or a bind's source) lies
+// and checks the op fails with ELOOP instead of following it out to the host.
+func TestSetupRootRefusesSymlinks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		link string // path of the planted symlink, relative to the fixture, pointing to outside/
+		op   func(f string) plan.Mount
+	}{
+		{"tmpfs beneath a symlinked dir", "rw/link", func(f string) plan.Mount {
+			return plan.Mount{Kind: plan.MountTmpfs, Target: f + "/rw/link/x"}
+		}},
+		{"bind on a symlink", "rw/link", func(f string) plan.Mount {
+			return plan.Mount{Kind: plan.MountROBind, Source: f + "/ro", Target: f + "/rw/link"}
+		}},
+		{"bind from a symlink", "rw/link", func(f string) plan.Mount {
+			return plan.Mount{Kind: plan.MountBind, Source: f + "/rw/link", Target: "/x"}
+		}},
+		{"protect a missing path that became a symlink", "rw/.envrc", func(f string) plan.Mount {
+			return plan.Mount{Kind: plan.MountProtect, Source: f + "/rw/.envrc", Target: f + "/rw/.envrc", Create: true}
+		}},
+		{"hide-file on a symlink", "rw/token", func(f string) plan.Mount {
+			return plan.Mount{Kind: plan.MountHideFile, Target: f + "/rw/token"}
+		}},
+		{"hide-dir on a symlink", "rw/secret", func(f string) plan.Mount {
+			return plan.Mount{Kind: plan.MountHideDir, Target: f + "/rw/secret", IsDir: true}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			link := filepath.Join(f, tc.link)
+			if err := os.RemoveAll(link); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(f+"/outside", link); err != nil {
+				t.Fatal(err)
+			}
+			op := tc.op(f)
+			sc := mountScenario{Fixture: f, Spec: plan.Spec{Mounts: []plan.Mount{
+				{Kind: plan.MountBind, Source: f + "/rw", Target: f + "/rw"}, op,
+			}}}
+			setupErr := runMountScenario(t, sc).setupErr
+			want := fmt.Sprintf("%s %s", op.Kind, Object(op))
+			if !strings.Contains(setupErr, want) || !strings.Contains(setupErr, unix.ELOOP.Error()) {
+				t.Errorf("setupRoot error %q; want it to name %q and ELOOP", setupErr, want)
+			}
+			if ents, err := os.ReadDir(f + "/outside"); err != nil || len(ents) != 0 {
+				t.Errorf("the symlink's destination changed: %v, %v", ents, err)
+			}
+		})
+	}
+}
+
+// runChecks runs sc with every check of checks and turns each result into a subtest.
+func runChecks(t *testing.T, sc mountScenario, checks map[string]func(string) error) mountRun {
+	t.Helper()
+	sc.Checks = slices.Sorted(maps.Keys(checks))
+	run := runMountScenario(t, sc)
+	if run.setupErr != "" {
+		t.Fatalf("setupRoot: %s", run.setupErr)
+	}
+	for _, name := range sc.Checks {
+		t.Run(name, func(t *testing.T) {
+			res, ok := run.results[name]
+			switch {
+			case !ok:
+				t.Fatal("no result: the sandbox died before this check")
+			case res != "":
+				t.Fatal(res)
+			}
+		})
+	}
+	return run
+}
+
+// TestSetupRootOnSlash binds a directory on / itself and checks that later ops land on that
+// mount, not on the tmpfs it covers.
+func TestSetupRootOnSlash(t *testing.T) {
+	f := newFixture(t)
+	sc := mountScenario{Fixture: f, Spec: plan.Spec{Mounts: []plan.Mount{
+		{Kind: plan.MountROBind, Source: f + "/ro", Target: "/"},
+		{Kind: plan.MountTmpfs, Target: "/sub"},
+		{Kind: plan.MountHideFile, Target: "/file"},
+	}}}
+	runChecks(t, sc, slashChecks)
+}
+
+// TestSetupRootErrors checks that a failed op names itself, its paths, the step and the errno
+// in one line.
+func TestSetupRootErrors(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name string
+		op   plan.Mount
+		want string
+	}{
+		{"missing source", plan.Mount{Kind: plan.MountROBind, Source: f + "/nope", Target: "/x"},
+			"ro-bind " + f + "/nope on /x: open source " + f + "/nope: no such file or directory"},
+		{"missing hide target", plan.Mount{Kind: plan.MountHideFile, Target: "/nope"},
+			"hide-file /nope: open /nope: no such file or directory"},
+		{"file where a directory is wanted", plan.Mount{Kind: plan.MountTmpfs, Target: f + "/ro/file"},
+			"tmpfs " + f + "/ro/file: open " + f + "/ro/file: not a directory"},
+		{"target beneath a read-only bind", plan.Mount{Kind: plan.MountDir, Target: f + "/ro/new"},
+			"dir " + f + "/ro/new: create " + f + "/ro/new: read-only file system"},
+		{"relative target", plan.Mount{Kind: plan.MountDir, Target: "x/../y"},
+			`dir x/../y: path "x/../y" is not absolute and clean: invalid argument`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := mountScenario{Fixture: f, Spec: plan.Spec{Mounts: []plan.Mount{
+				{Kind: plan.MountROBind, Source: f + "/ro", Target: f + "/ro"}, tc.op,
+			}}}
+			if got := runMountScenario(t, sc).setupErr; got != tc.want {
+				t.Errorf("setupRoot error\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,69 @@
+package restrict
+
+import (
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/plan"
+)
+
+// dropCapabilities empties every capability set of this thread: bounding and ambient first
+// (dropping the bounding set needs CAP_SETPCAP), then effective, permitted and inheritable. With
+// the bounding set empty, not even root regains a capability by executing a file.
+func DropCapabilities(*plan.Spec) error {
+	for c := 0; ; c++ {
+		if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
+			break // past the last capability this kernel knows
+		}
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			return &os.SyscallError{Syscall: "prctl PR_CAPBSET_DROP", Err: err}
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return &os.SyscallError{Syscall: "prctl PR_CAP_AMBIENT_CLEAR_ALL", Err: err}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return &os.SyscallError{Syscall: "capset", Err: err}
+	}
+	return nil
+}
+
+// setNoNewPrivs keeps execve from granting privileges (setuid bits, file capabilities).
+func SetNoNewPrivs(*plan.Spec) error {
+	return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+}
+
+// holdsCapabilities reports whether this thread has any capability, in any set but the bounding
+// one. Without a user namespace an ordinary user (or a root stripped of capabilities) holds none
+// and may not shrink its bounding set, which no_new_privs makes moot: execve then grants no
+// capability the thread did not already have, not even to uid 0.
+func HoldsCapabilities() bool {
+	b, err := os.ReadFile("/proc/thread-self/status")
+	if err != nil {
+		return true
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		for _, set := range []string{"CapInh:", "CapPrm:", "CapEff:", "CapAmb:"} {
+			if v, ok := strings.CutPrefix(line, set); ok && strings.Trim(strings.TrimSpace(v), "0") != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setNonDumpable keeps the command (same uid, no capabilities) from ptracing init or reading its
+// memory and environment through /proc/1.
+func SetNonDumpable(*plan.Spec) error {
+	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+}
+
+// closeInheritedFds makes every descriptor above stderr close-on-exec: init keeps its report
+// pipe, the command gets only 0, 1 and 2.
+func CloseInheritedFds(*plan.Spec) error {
+	return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+}

@@ -1,0 +1,32 @@
+package setup
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/jail/internal/wire"
+)
+
+// setupStays says init's setup has work while the command runs, and so waits for its end: a
+// terminal to relay, a run to report, the egress proxy's ports, --explain's listener. Otherwise
+// it exits once it has named the command, and pid 1 alone sees the run to its end.
+func setupStays(cfg *wire.Config) bool {
+	return cfg.Terminal || cfg.Observe || cfg.Spec.Network.Proxy != nil || cfg.Spec.Explain
+}
+
+// endRest kills what the command left behind, from a setup that stayed for its end, and waits
+// until pid 1 has reaped it all, so that its usage counts. In the sandbox's pid namespace,
+// kill(-1) reaches every process but pid 1 and this one, and finds none once all are reaped;
+// without one that would be every process of the user on the host, so then only the command's
+// process group is killed (and its processes are not pid 1's to reap).
+func endRest(command int, pidNamespace bool) {
+	if !pidNamespace {
+		unix.Kill(-command, unix.SIGKILL)
+		return
+	}
+	unix.Kill(-1, unix.SIGKILL)
+	for unix.Kill(-1, 0) == nil {
+		time.Sleep(100 * time.Microsecond)
+	}
+}

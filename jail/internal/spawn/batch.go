@@ -1,0 +1,30 @@
+package spawn
+
+/*
+#include "batch.h"
+*/
+import "C"
+
+import (
+	"os"
+	"syscall"
+
+	"github.com/jail-sandbox/jail/plan"
+)
+
+// stepSchedOther names restoreSchedOther as a setup step.
+const StepSchedOther = "restore SCHED_OTHER for the command"
+
+// batched reports whether jail switched its own threads to SCHED_BATCH (batch.c).
+func Batched() bool {
+	return C.jail_batch != 0
+}
+
+// restoreSchedOther gives the calling thread SCHED_OTHER back, keeping its nice value, so that
+// the command it starts is scheduled as jail's caller was.
+func RestoreSchedOther(*plan.Spec) error {
+	if e := C.jail_unbatch_thread(); e < 0 {
+		return &os.SyscallError{Syscall: "sched_setscheduler", Err: syscall.Errno(-e)}
+	}
+	return nil
+}

@@ -1,0 +1,36 @@
+package userns
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestUserNSRefusalFrom(t *testing.T) {
+	sysctls := func(kv map[string]string) func(string) string {
+		return func(p string) string { return kv[p] }
+	}
+	for _, tc := range []struct {
+		name      string
+		sysctl    map[string]string
+		seccomped bool
+		euid      int
+		label     string
+		cause     string // substring; "" means no known cause
+	}{
+		{"nothing", nil, false, 1000, "", ""},
+		{"max_user_namespaces", map[string]string{SysctlMaxUserNS: "0"}, false, 0, "", "user.max_user_namespaces=0"},
+		{"unprivileged_userns_clone", map[string]string{SysctlUnprivClone: "0"}, false, 1000, "", "unprivileged_userns_clone=0"},
+		{"unprivileged_userns_clone spares root", map[string]string{SysctlUnprivClone: "0"}, false, 0, "", ""},
+		{"apparmor", map[string]string{SysctlAppArmorRestrict: "1"}, false, 1000, "unconfined", "AppArmor"},
+		{"apparmor with jail's profile", map[string]string{SysctlAppArmorRestrict: "1"}, false, 1000, "jail (unconfined)", ""},
+		{"container seccomp", nil, true, 1000, "", "seccomp"},
+	} {
+		cause, fix := RefusalFrom(sysctls(tc.sysctl), tc.seccomped, tc.euid, tc.label)
+		switch {
+		case tc.cause == "" && cause != "":
+			t.Errorf("%s: cause %q, want none", tc.name, cause)
+		case tc.cause != "" && (!strings.Contains(cause, tc.cause) || fix == ""):
+			t.Errorf("%s: cause %q fix %q, want a cause naming %q and a fix", tc.name, cause, fix, tc.cause)
+		}
+	}
+}
