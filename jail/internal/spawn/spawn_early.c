@@ -9,7 +9,7 @@
 // Then the process forks once more (waiter.c): the child goes on into Go's runtime as jail's host,
 // and this process stays a small waiter, init's parent, which the caller waits for.
 //
-// Only the jail command opts in (cmd/jail defines jail_early_opt_in): tests and other programs
+// Only the jail command opts in (cmd/jail exports jail_early_opt_in): tests and other programs
 // linking this package start nothing. With no Go runtime yet the process is small and single-
 // threaded, so a fork is cheap, the child can go on into Go's runtime as init without
 // executing this binary again (become_init), and this thread writes the id maps itself.
@@ -29,7 +29,7 @@
 #include "batch.h"
 #include "spawn.h"
 
-extern const int jail_early_opt_in __attribute__((weak));
+extern void jail_early_opt_in(void) __attribute__((weak)); // cmd/jail/cgo.go; never called
 
 struct jail_early jail_early = {.pid = -1, .plan_fd = -1, .msg_fd = -1, .err_fd = -1, .hand_fd = -1, .back_fd = -1};
 
@@ -159,7 +159,7 @@ static void fork_init(int argc, char **argv, int net) {
 
 __attribute__((constructor)) static void start_early(int argc, char **argv) {
 	int net;
-	if (&jail_early_opt_in == NULL || !runs_command(argc, argv, &net))
+	if (jail_early_opt_in == NULL || !runs_command(argc, argv, &net))
 		return;
 	// A caller that ignores SIGCHLD passes that on, and the kernel would then reap this process's
 	// children itself: the waiter would never see init end. Go's runtime takes SIGCHLD over in
