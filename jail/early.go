@@ -21,7 +21,7 @@ type Early struct {
 	done    bool // adopted or discarded
 	// beforeRuntime says spawn_early.c started the init, before jail's Go runtime.
 	beforeRuntime bool
-	waiter        *spawn.Waiter // the process jail's caller waits for, when it is not this one (waiter.go)
+	waiter        *spawn.Waiter // the process jail's caller waits for, when it is not this one
 }
 
 // Prestart starts a sandbox's init before the plan exists, so that init's start-up (a Go runtime

@@ -17,7 +17,7 @@ type Denial = explain.Denial
 // explanations are the denials init sent for --explain, in the order it found them.
 type explanations struct {
 	list      []explain.Denial
-	truncated bool // init stopped at maxDenials
+	truncated bool // init stopped at explain.MaxDenials
 }
 
 // denied records a denial init predicted, with the line that explains it; nil means init

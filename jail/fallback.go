@@ -28,7 +28,7 @@ import (
 // the network and IPC namespaces, and the command gets no capabilities, no_new_privs and a new
 // session. It first names on stderr every protection that cannot hold this way and refuses to
 // start (ExitSetup) unless the plan allows a weaker sandbox. It never falls back silently.
-// waiting, when not nil, is the process jail's caller waits for (waiter.go): it then forwards
+// waiting, when not nil, is the process jail's caller waits for (spawn.Waiter): it then forwards
 // the signals jail is sent here.
 func runFallback(spec *plan.Spec, stdio tty.Stdio, obs *observer, waiting *spawn.Waiter) (int, error) {
 	w := io.Writer(os.Stderr)

@@ -19,7 +19,7 @@ type process struct {
 	pid    int
 	mu     sync.Mutex
 	pidfd  *os.File      // non-blocking, in Go's poller; nil once reaped
-	waiter *spawn.Waiter // reaps the process when it is the parent (waiter.go); nil: jail does
+	waiter *spawn.Waiter // reaps the process when it is the parent (spawn.Waiter); nil: jail does
 	waited bool
 	ws     syscall.WaitStatus
 	ru     syscall.Rusage

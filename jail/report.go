@@ -126,12 +126,12 @@ func (e *Early) RunReport(spec *plan.Spec, stdio tty.Stdio, status io.Writer) (*
 }
 
 // observer follows one run for its Report and status records. The sandbox's init reports what
-// only it sees over its message pipe (initmsg.go); the rest the host sees itself.
+// only it sees over its message pipe (wire.Message, messages.go); the rest the host sees itself.
 type observer struct {
 	spec    *plan.Spec
 	status  io.Writer // --json-status-fd; nil: none
 	begin   time.Time
-	follows bool // a report is made: init sends what only it sees (initConfig.Observe)
+	follows bool // a report is made: init sends what only it sees (wire.Config.Observe)
 
 	sb       *sandbox      // the sandbox (or fallback command) last started
 	fallback *fallbackPlan // set when the command runs in the Landlock fallback

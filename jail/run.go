@@ -1,8 +1,5 @@
 package jail
 
-// #include "spawn.h"
-import "C"
-
 import (
 	"encoding/binary"
 	"encoding/json"
@@ -105,11 +102,11 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 }
 
 // canLeave says the host can leave the sandbox to jail's waiter once it has sent the plan: the
-// waiter is init's parent (waiter.go), and nothing is left for the host to do that the waiter
+// waiter is init's parent (spawn.Waiter), and nothing is left for the host to do that the waiter
 // cannot (enforce the timeout). There is no terminal to restore, report or status record to
 // write, or fallback to run if init finds user namespaces refused (nor an egress proxy to
 // serve: the caller checks). init then prints its own error, if it has one
-// (initConfig.HostLeaves).
+// (wire.Config.HostLeaves).
 func (sb *sandbox) canLeave() bool {
 	return sb.proc.waiter != nil && sb.term == nil && !sb.obs.follows && sb.spec.Fallback != "landlock"
 }
@@ -118,9 +115,9 @@ func (sb *sandbox) canLeave() bool {
 type sandbox struct {
 	spec     *plan.Spec
 	proc     *process            // init, or the fallback's command
-	plan     *os.File            // write end of configFd's pipe, closed once the plan is sent and signals caught
-	messages *os.File            // read end of reportFd's pipe, read from begin on (initmsg.go)
-	report   chan []byte         // what init wrote to reportFd, complete once init has exited
+	plan     *os.File            // write end of wire.ConfigFd's pipe, closed once the plan is sent and signals caught
+	messages *os.File            // read end of wire.ReportFd's pipe, read from begin on (messages.go)
+	report   chan []byte         // what init wrote to wire.ReportFd, complete once init has exited
 	tty      *tty.Relay          // the fallback's pseudo-terminal, relayed by jail itself; nil in a sandbox
 	term     *tty.CallerTerminal // the caller's terminal, when init gives the command a pseudo-terminal
 	signals  *subscription
@@ -182,7 +179,7 @@ func launchInit(ns plan.Namespaces, stdio tty.Stdio, signals *subscription) (*sa
 	defer closeOpened(given, stdio)
 
 	flags, _ := wire.CloneFlags(ns)
-	pid, err := spawn.Init(flags, [5]*os.File{stdio.In, stdio.Out, stdio.Err, cfgR, repW}) // 0, 1, 2, configFd, reportFd
+	pid, err := spawn.Init(flags, [5]*os.File{stdio.In, stdio.Out, stdio.Err, cfgR, repW}) // 0, 1, 2, wire.ConfigFd, wire.ReportFd
 	var proc *process
 	if err == nil {
 		proc, err = newProcess(pid)
@@ -192,7 +189,7 @@ func launchInit(ns plan.Namespaces, stdio tty.Stdio, signals *subscription) (*sa
 		repR.Close()
 		return nil, startError(err)
 	}
-	wire.SendNamespaces(cfgW, flags) // prelude.go
+	wire.SendNamespaces(cfgW, flags) // spawn_early.c sends them too
 	return newSandbox(proc, cfgW, repR, stdio, signals), nil
 }
 
@@ -212,7 +209,7 @@ func newSandbox(proc *process, plan, messages *os.File, stdio tty.Stdio, signals
 func (sb *sandbox) begin(spec *plan.Spec, obs *observer) {
 	sb.spec = spec
 	obs.watch(sb, nil)
-	go sb.readInit(sb.messages) // initmsg.go
+	go sb.readInit(sb.messages) // messages.go
 	if d := spec.Limits.TimeoutSeconds; d > 0 {
 		sb.deadline = time.Now().Add(time.Duration(d * float64(time.Second)))
 		sb.timer = time.AfterFunc(time.Until(sb.deadline), sb.expire)

@@ -26,7 +26,7 @@ func subscribe() *subscription {
 }
 
 // uncaught is a subscription that catches nothing, for a host whose signals jail's waiter holds
-// and forwards to init itself (waiter.go): it is ready at once, C never receives, and the runtime
+// and forwards to init itself (spawn.Waiter): it is ready at once, C never receives, and the runtime
 // makes none of its round trips.
 func uncaught() *subscription {
 	s := &subscription{C: make(chan os.Signal), ready: make(chan struct{}), held: true}

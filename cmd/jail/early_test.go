@@ -9,10 +9,10 @@ import (
 
 // jail starts the sandbox's init before it loads the profile, guessing the namespaces from the
 // command line: for `jail [OPTIONS] -- COMMAND` before its own Go runtime starts
-// (jail/spawn_early.c), otherwise once it has parsed its flags. These runs check both happen and
-// that the guess never decides the sandbox: a profile that asks for the host's network gets it,
-// without the guessed network namespace, and one that fails to load leaves nothing behind but
-// its one-line error.
+// (jail/internal/spawn/spawn_early.c), otherwise once it has parsed its flags. These runs check
+// both happen and that the guess never decides the sandbox: a profile that asks for the host's
+// network gets it, without the guessed network namespace, and one that fails to load leaves nothing
+// behind but its one-line error.
 
 func TestEarlyInitStartsBeforeTheRuntime(t *testing.T) {
 	dir := t.TempDir()

@@ -228,7 +228,7 @@ func TestFallbackSignalsHostProcess(t *testing.T) {
 		t.Errorf("kill of the command's own child failed: exit %d", code)
 	}
 	// Nor can it signal jail, its parent, whose leader thread stays outside the command's domain
-	// (goRestricting): which thread Go restricts varies from run to run, so several runs.
+	// (restrict.GoRestricting): which thread Go restricts varies from run to run, so several runs.
 	for range 10 {
 		if out, _ := fallbackRun(t, proj, "kill -STOP $PPID && echo stopped; kill -CONT $PPID"); out != "" {
 			t.Fatalf("the command stopped jail: %q", out)

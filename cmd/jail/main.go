@@ -9,7 +9,7 @@ import (
 
 func main() {
 	// The sandbox's init is this same binary, re-executed with a hidden argv or forked before Go's
-	// runtime started (jail/spawn_early.c): dispatch it before anything else runs.
+	// runtime started (jail/internal/spawn/spawn_early.c): dispatch it before anything else runs.
 	jail.MaybeInit()
 	os.Exit(Run(os.Args, jail.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
 }

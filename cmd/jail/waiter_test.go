@@ -119,7 +119,7 @@ func hasComm(children map[int]string, comm string) bool {
 }
 
 // TestErrorsReadTheSameWhetherTheHostStays: when the host has left the sandbox to the waiter,
-// init prints its own setup error (initConfig.HostLeaves) and the waiter the timeout's; the
+// init prints its own setup error (wire.Config.HostLeaves) and the waiter the timeout's; the
 // line and the exit status are those the staying host prints (here kept by a report).
 func TestErrorsReadTheSameWhetherTheHostStays(t *testing.T) {
 	dir := t.TempDir()

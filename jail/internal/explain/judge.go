@@ -11,7 +11,7 @@ import (
 )
 
 // Denial is one call of the command that --explain predicts the sandbox refuses: init judges it
-// from the Spec while the call waits (explain.go), the host adds Message (explain_message.go).
+// from the Spec while the call waits (watch.go), the host adds Message (message.go).
 type Denial struct {
 	// Kind is "write" (a call that creates, changes, renames or removes Path) or "connect".
 	Kind    string `json:"kind"`
@@ -78,7 +78,7 @@ func writeVerdict(spec *plan.Spec, t writeTarget) (rule, under string) {
 	}
 	if t.dirMissing && cover.Kind == plan.MountTmpfs {
 		// ENOENT, where the host may well have the directory: the tmpfs hides it. The host
-		// keeps this one only if it does (explain_report.go).
+		// keeps this one only if it does (jail's explain_report.go).
 		return "not-in-sandbox", cover.Target
 	}
 	return "", ""

@@ -22,7 +22,7 @@ import (
 // refuse it, sends each distinct refusal to the host, and lets the call go on unchanged. It
 // only watches: the kernel still decides every call, and nothing the listener does can grant one.
 
-// maxDenials bounds the distinct denials sent to the host; past it init says only that more came.
+// MaxDenials bounds the distinct denials sent to the host; past it init says only that more came.
 const MaxDenials = 64
 
 // maxPath is the longest path read from the command's memory (PATH_MAX); longer ones are cut, and
@@ -32,10 +32,10 @@ const (
 	maxDenialPath = 1024
 )
 
-// startExplainer installs the watching filter on the calling, locked thread and serves it from
+// Start installs the watching filter on the calling, locked thread and serves it from
 // another goroutine (so another thread), when the Spec asks for --explain. It must run before
 // the main seccomp filter, which may refuse seccomp(2) itself. Each distinct denial goes to tell,
-// and once maxDenials are told, nil says more came.
+// and once MaxDenials are told, nil says more came.
 func Start(spec *plan.Spec, tell func(*Denial)) error {
 	if !spec.Explain {
 		return nil
@@ -54,8 +54,8 @@ type explainer struct {
 	spec *plan.Spec
 	l    *seccomp.Listener
 	seen map[string]bool
-	send func(*Denial) // to the host: startExplainer's tell
-	more bool          // maxDenials reached, and the host told
+	send func(*Denial) // to the host: Start's tell
+	more bool          // MaxDenials reached, and the host told
 }
 
 // serve answers every watched call until no process uses the filter any more. It never stops

@@ -64,7 +64,7 @@ func (e *Error) Unwrap() error {
 	return e.Errno
 }
 
-// newError makes a setup Error for op on path from err, keeping its errno when it has one.
+// New makes a setup Error for op on path from err, keeping its errno when it has one.
 func New(op, path string, err error) *Error {
 	var je *Error
 	if errors.As(err, &je) {
@@ -78,7 +78,7 @@ func New(op, path string, err error) *Error {
 	return e
 }
 
-// execError classifies a failed execve of the command as podman and env do: 127 when it (or its
+// Exec classifies a failed execve of the command as podman and env do: 127 when it (or its
 // interpreter) does not exist, 126 when it exists but cannot be executed.
 func Exec(name string, err error) *Error {
 	e := &Error{Op: "exec", Path: name, Exit: ExitNotExecutable}
@@ -92,7 +92,7 @@ func Exec(name string, err error) *Error {
 	return e
 }
 
-// errnoOf returns the errno err wraps, or 0.
+// Errno returns the errno err wraps, or 0.
 func Errno(err error) syscall.Errno {
 	var errno syscall.Errno
 	errors.As(err, &errno)
@@ -106,7 +106,7 @@ func (e *Error) AddUsernsHint() {
 	}
 }
 
-// exitStatus is a wait status as a shell reports it: the exit code, or 128+N for signal N.
+// ExitStatus is a wait status as a shell reports it: the exit code, or 128+N for signal N.
 func ExitStatus(ws syscall.WaitStatus) int {
 	if ws.Signaled() {
 		return 128 + int(ws.Signal())

@@ -21,7 +21,7 @@ const (
 
 func rwDir(fixture string) string { return fixture + "/rw" }
 
-// mountChecks run inside the sandbox after setupRoot; each attempts something and returns an
+// mountChecks run inside the sandbox after SetupRoot; each attempts something and returns an
 // error when the kernel's answer is not the expected one.
 var mountChecks = map[string]func(fixture string) error{
 	"ro-bind is read-only": func(string) error {

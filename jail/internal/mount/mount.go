@@ -11,8 +11,8 @@ import (
 	"github.com/jail-sandbox/jail/plan"
 )
 
-// setupRoot builds the sandbox's filesystem from spec.Mounts and makes it the root: in r, the
-// scratch root openRoots entered, the tmpfs new root is populated by each op in order, remounted
+// SetupRoot builds the sandbox's filesystem from spec.Mounts and makes it the root: in r, the
+// scratch root OpenRoots entered, the tmpfs new root is populated by each op in order, remounted
 // read-only, pivot_root moves into it and the host's tree is detached. It runs in sandbox init,
 // inside fresh user, mount and pid namespaces.
 //
@@ -110,7 +110,7 @@ func envValue(env []string, name string) string {
 	return ""
 }
 
-// closeFd closes a descriptor setup opened; a close error on an O_PATH or mount fd means
+// CloseFd closes a descriptor setup opened; a close error on an O_PATH or mount fd means
 // nothing to setup.
 func CloseFd(fd int) {
 	_ = unix.Close(fd)

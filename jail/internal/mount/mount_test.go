@@ -20,11 +20,11 @@ import (
 	"github.com/jail-sandbox/jail/plan"
 )
 
-// The mount tests run setupRoot for real, in a re-exec of the test binary, in two stages:
+// The mount tests run SetupRoot for real, in a re-exec of the test binary, in two stages:
 //
 //	stage 1: new user + mount namespaces. Mounts a nosuid,nodev,noexec tmpfs under the fixture,
 //	         so that in stage 2 it is a mount the kernel locks, as the host's are for jail.
-//	stage 2: new user + mount + pid namespaces, as sandbox init has. Runs setupRoot with the
+//	stage 2: new user + mount + pid namespaces, as sandbox init has. Runs SetupRoot with the
 //	         scenario's Spec, then the scenario's checks, each reporting one line on stdout.
 //
 // The stages are dispatched from init() rather than TestMain so the package's single TestMain
@@ -34,7 +34,7 @@ const (
 	envMountScenario = "JAIL_MOUNT_TEST_SCENARIO"
 )
 
-// lineTime is the time that ends each verbose line (verbose.go).
+// lineTime is the time that ends each verbose line (verbose.Logf).
 var lineTime = regexp.MustCompile(` \(\+\d+\.\d\d ms\)$`)
 
 func init() {
@@ -46,12 +46,12 @@ func init() {
 	}
 }
 
-// mountScenario is one run of setupRoot: a hand-built Spec and what to check inside.
+// mountScenario is one run of SetupRoot: a hand-built Spec and what to check inside.
 type mountScenario struct {
 	Fixture  string    // host directory holding the test's files
 	Submount string    // host directory stage 1 mounts a locked tmpfs on ("" for none)
 	Spec     plan.Spec // the plan
-	Checks   []string  // names in mountChecks, run inside after setupRoot
+	Checks   []string  // names in mountChecks, run inside after SetupRoot
 }
 
 // Results reported by stage 2, one per line.
@@ -64,10 +64,10 @@ const (
 
 // mountRun is what the stages reported.
 type mountRun struct {
-	setupErr string            // setupRoot's error, "" when it succeeded
+	setupErr string            // SetupRoot's error, "" when it succeeded
 	results  map[string]string // check name → "" for a pass, else what went wrong
 	stderr   string            // the verbose log
-	took     string            // how long setupRoot took
+	took     string            // how long SetupRoot took
 }
 
 // runMountScenario runs sc in the two stages. It skips when the kernel refuses user namespaces
@@ -171,7 +171,7 @@ func mountStage1() int {
 	return 0
 }
 
-// mountStage2 runs setupRoot and the checks, reporting each on stdout.
+// mountStage2 runs SetupRoot and the checks, reporting each on stdout.
 func mountStage2() int {
 	var sc mountScenario
 	if err := json.Unmarshal([]byte(os.Getenv(envMountScenario)), &sc); err != nil {

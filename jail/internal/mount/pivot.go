@@ -18,7 +18,7 @@ const (
 	newRoot    = "/newroot"
 )
 
-// openRoots makes the host's mounts private to this namespace (no mount or unmount propagates in
+// OpenRoots makes the host's mounts private to this namespace (no mount or unmount propagates in
 // either direction; a host mount appearing later under a read-only bind cannot show up writable),
 // pivots into the scratch tmpfs and opens both roots.
 func OpenRoots() (*Roots, error) {
@@ -100,7 +100,7 @@ func (r *Roots) enter() error {
 }
 
 // step is one fixed step of setup that needs no plan: a syscall of entering or leaving the
-// scratch root, or one of init's prelude (prelude.go).
+// scratch root, or one of init's prelude (setup/prelude.go).
 type Step struct {
 	What string
 	Do   func() error

@@ -10,7 +10,7 @@ import (
 	"github.com/jail-sandbox/jail/plan"
 )
 
-// setRlimits applies the Spec's resource limits, soft = hard, inherited by the command; the CPU
+// SetRlimits applies the Spec's resource limits, soft = hard, inherited by the command; the CPU
 // limit's hard one is a second above, so the command gets SIGXCPU, which says why it died (at a
 // hard limit the kernel sends SIGKILL), and SIGKILL a second later if it ignores that. A zero
 // leaves a limit as inherited, except core dumps, which are off unless the Spec allows them. A

@@ -7,7 +7,7 @@ import (
 	"github.com/jail-sandbox/jail/seccomp"
 )
 
-// landlockConfig is the Spec's Landlock part: the filesystem grants as the sandbox sees them,
+// LandlockConfig is the Spec's Landlock part: the filesystem grants as the sandbox sees them,
 // TCP ports when the sandbox shares the host's network, and scoped signals and abstract sockets.
 func LandlockConfig(spec *plan.Spec) landlock.Config {
 	net := spec.Network
@@ -23,7 +23,7 @@ func LandlockConfig(spec *plan.Spec) landlock.Config {
 	}
 }
 
-// restrictsTCP reports whether Landlock TCP rules are in force: only on the host's network, and
+// RestrictsTCP reports whether Landlock TCP rules are in force: only on the host's network, and
 // only when the profile lists ports (in a network namespace of its own there is nothing to reach).
 func RestrictsTCP(spec *plan.Spec) bool {
 	net := spec.Network
@@ -45,7 +45,7 @@ func SeccompPolicy(spec *plan.Spec) seccomp.Policy {
 	}
 }
 
-// compileSeccomp compiles the Spec's filter in the host, so the sandbox only loads it. A profile
+// CompileSeccomp compiles the Spec's filter in the host, so the sandbox only loads it. A profile
 // that turns the filter off (syscalls.default = "off", shown as widening by `profile show`)
 // gets no program.
 func CompileSeccomp(spec *plan.Spec) ([]byte, error) {
@@ -59,7 +59,7 @@ func CompileSeccomp(spec *plan.Spec) ([]byte, error) {
 	return f.BPF(), nil
 }
 
-// installSeccomp loads the program compiled by compileSeccomp on the calling thread; with the
+// InstallSeccomp loads the program compiled by CompileSeccomp on the calling thread; with the
 // filter turned off there is none, which -v says.
 func InstallSeccomp(spec *plan.Spec, bpf []byte) error {
 	if bpf == nil {

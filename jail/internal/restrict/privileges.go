@@ -9,7 +9,7 @@ import (
 	"github.com/jail-sandbox/jail/plan"
 )
 
-// dropCapabilities empties every capability set of this thread: bounding and ambient first
+// DropCapabilities empties every capability set of this thread: bounding and ambient first
 // (dropping the bounding set needs CAP_SETPCAP), then effective, permitted and inheritable. With
 // the bounding set empty, not even root regains a capability by executing a file.
 func DropCapabilities(*plan.Spec) error {
@@ -32,12 +32,12 @@ func DropCapabilities(*plan.Spec) error {
 	return nil
 }
 
-// setNoNewPrivs keeps execve from granting privileges (setuid bits, file capabilities).
+// SetNoNewPrivs keeps execve from granting privileges (setuid bits, file capabilities).
 func SetNoNewPrivs(*plan.Spec) error {
 	return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 }
 
-// holdsCapabilities reports whether this thread has any capability, in any set but the bounding
+// HoldsCapabilities reports whether this thread has any capability, in any set but the bounding
 // one. Without a user namespace an ordinary user (or a root stripped of capabilities) holds none
 // and may not shrink its bounding set, which no_new_privs makes moot: execve then grants no
 // capability the thread did not already have, not even to uid 0.
@@ -56,13 +56,13 @@ func HoldsCapabilities() bool {
 	return false
 }
 
-// setNonDumpable keeps the command (same uid, no capabilities) from ptracing init or reading its
+// SetNonDumpable keeps the command (same uid, no capabilities) from ptracing init or reading its
 // memory and environment through /proc/1.
 func SetNonDumpable(*plan.Spec) error {
 	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }
 
-// closeInheritedFds makes every descriptor above stderr close-on-exec: init keeps its report
+// CloseInheritedFds makes every descriptor above stderr close-on-exec: init keeps its report
 // pipe, the command gets only 0, 1 and 2.
 func CloseInheritedFds(*plan.Spec) error {
 	return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)

@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// goRestricting runs f on a new goroutine locked to an OS thread for good: f restricts that
+// GoRestricting runs f on a new goroutine locked to an OS thread for good: f restricts that
 // thread (capabilities, no_new_privs, Landlock, seccomp) and starts the command from it, and Go
 // ends the thread with the goroutine. offLeader keeps f off the thread-group leader, for a
 // process that stays while the command runs: Landlock scopes a signal by the domain of the

@@ -23,7 +23,7 @@ const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 // startPayload restricts one locked OS thread and starts the command from it, in a new session,
 // as pid 1's child. The restrictions are per thread and inherited by a fork: the command gets
 // them all, the setup's other threads (relaying a terminal, reporting) none. A setup that stays
-// keeps that thread off its leader, out of the command's signals (goRestricting).
+// keeps that thread off its leader, out of the command's signals (restrict.GoRestricting).
 func startPayload(cfg *wire.Config, stdio tty.Stdio, ctty bool) (pid int, err error) {
 	spec := cfg.Spec
 	path, err := LookPath(spec.Argv[0], spec.Cwd, spec.Env)
@@ -48,13 +48,13 @@ func restrictAndStart(cfg *wire.Config, path string, stdio tty.Stdio, ctty bool)
 	spec := cfg.Spec
 	var steps []Step
 	if cfg.SchedOther {
-		steps = append(steps, Step{spawn.StepSchedOther, spawn.RestoreSchedOther}) // batch.go
+		steps = append(steps, Step{spawn.StepSchedOther, spawn.RestoreSchedOther}) // spawn/batch.c
 	}
 	err := runInitSteps(spec, append(steps, []Step{
 		{"drop capabilities", restrict.DropCapabilities},
 		{"set no_new_privs", restrict.SetNoNewPrivs},
 		{"apply landlock", func(spec *plan.Spec) error { return applyLandlock(spec, cfg.Observe) }},
-		{"watch for --explain", func(spec *plan.Spec) error { return explain.Start(spec, tellDenial) }}, // explain.go; before the main filter
+		{"watch for --explain", func(spec *plan.Spec) error { return explain.Start(spec, tellDenial) }}, // before the main filter
 		{"install seccomp filter", func(spec *plan.Spec) error { return restrict.InstallSeccomp(spec, cfg.BPF) }},
 	}...))
 	if err != nil {
@@ -93,7 +93,7 @@ func applyLandlock(spec *plan.Spec, observed bool) error {
 	return nil
 }
 
-// lookPath finds name as execvp(3) would inside the sandbox, with the command's own PATH. A name
+// LookPath finds name as execvp(3) would inside the sandbox, with the command's own PATH. A name
 // with a slash is taken as is (relative to cwd); execve then says whether it runs.
 func LookPath(name, cwd string, env []string) (string, error) {
 	if strings.Contains(name, "/") {

@@ -16,13 +16,13 @@ import (
 // Before its plan arrives, init does what the namespaces it was started in call for whatever the
 // plan says. The host is still resolving the plan then (its Go runtime starts when init's does),
 // so these steps are off the sandbox's way. They decide nothing: whoever started init sends the
-// namespaces first on configFd, and the plan must ask for exactly those.
+// namespaces first on wire.ConfigFd, and the plan must ask for exactly those.
 
 // prelude is the setup init did before its plan arrived.
 type prelude struct {
 	flags uintptr      // the clone flags of init's namespaces
-	nsDir int          // init's /proc/self/ns on the host's /proc, for the status record (status.go); -1: none
-	roots *mount.Roots // the scratch root init entered, where the plan's root is built (pivot.go)
+	nsDir int          // init's /proc/self/ns on the host's /proc, for the status record; -1: none
+	roots *mount.Roots // the scratch root init entered, where the plan's root is built (mount/pivot.go)
 	done  []doneStep   // the steps done, logged once the plan says whether to
 	ready time.Time    // when the steps were done and init began to wait for its plan
 }

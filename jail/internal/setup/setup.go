@@ -16,8 +16,8 @@ import (
 	"github.com/jail-sandbox/jail/plan"
 )
 
-// runInit reads the plan, builds the sandbox, starts the command and returns the setup's exit
-// status. A failure is sent to the host over reportFd, which prints it as jail's one-line error.
+// Run reads the plan, builds the sandbox, starts the command and returns the setup's exit status. A
+// failure is sent to the host over wire.ReportFd, which prints it as jail's one-line error.
 func Run() (status int) {
 	defer func() {
 		// A bug in init still ends as jail's one-line error, not as a stack trace the host
@@ -26,7 +26,7 @@ func Run() (status int) {
 			status = sendReport(&fail.Error{Op: "sandbox init", Detail: fmt.Sprint("panic: ", r), Exit: fail.ExitSetup})
 		}
 	}()
-	p1, err := spawn.TakePid1() // pid1.c
+	p1, err := spawn.TakePid1() // spawn/pid1.c
 	if err != nil {
 		return sendReport(fail.New("sandbox init", "", err))
 	}
@@ -70,7 +70,7 @@ type Step struct {
 // exits with the command's status.
 func sandboxInit(cfg *wire.Config, host *os.File, pre *prelude, p1 *spawn.Pid1) (int, error) {
 	err := runInitSteps(cfg.Spec, []Step{
-		{"build the root filesystem", func(spec *plan.Spec) error { // mount*.go: Spec.Mounts, pivot_root, read-only
+		{"build the root filesystem", func(spec *plan.Spec) error { // Spec.Mounts, pivot_root, read-only
 			return mount.SetupRoot(spec, pre.roots)
 		}},
 		{"serve the egress proxy ports", startEgressPorts}, // egress.go
@@ -97,7 +97,7 @@ func sandboxInit(cfg *wire.Config, host *os.File, pre *prelude, p1 *spawn.Pid1) 
 		return 0, err
 	}
 	if cfg.Observe {
-		wire.Tell(wire.Message{Started: &wire.Started{PID: pid, Namespaces: namespaces}}) // initmsg.go
+		wire.Tell(wire.Message{Started: &wire.Started{PID: pid, Namespaces: namespaces}}) // messages.go
 	}
 	stays := setupStays(cfg)
 	if err := p1.Name(pid, stays, tty != nil); err != nil {
@@ -146,7 +146,7 @@ func hostCatchesSignals(plan *os.File) error {
 }
 
 // hostLeft says the host left the sandbox to jail's waiter once it sent the plan
-// (initConfig.HostLeaves).
+// (wire.Config.HostLeaves).
 var hostLeft bool
 
 // sendReport sends e to the host, or prints it as the host would when the host has left (or is

@@ -4,7 +4,7 @@
 // goroutine blocks in a syscall) kept preempting whichever thread the sandbox was waiting for. A
 // SCHED_BATCH thread does not preempt on waking. The switch needs no privilege and happens only
 // from SCHED_OTHER, before Go's runtime starts, so every thread of jail and of the init it forks
-// inherits it; the command gets SCHED_OTHER back (restoreSchedOther). spawn_early.c's
+// inherits it; the command gets SCHED_OTHER back (RestoreSchedOther). spawn_early.c's
 // constructor calls it for `jail [OPTIONS] -- COMMAND`, in jail and in the init it forked.
 #define _GNU_SOURCE
 #include <errno.h>

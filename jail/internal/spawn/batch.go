@@ -12,7 +12,7 @@ import (
 	"github.com/jail-sandbox/jail/plan"
 )
 
-// stepSchedOther names restoreSchedOther as a setup step.
+// StepSchedOther names RestoreSchedOther as a setup step.
 const StepSchedOther = "restore SCHED_OTHER for the command"
 
 // batched reports whether jail switched its own threads to SCHED_BATCH (batch.c).
@@ -20,7 +20,7 @@ func Batched() bool {
 	return C.jail_batch != 0
 }
 
-// restoreSchedOther gives the calling thread SCHED_OTHER back, keeping its nice value, so that
+// RestoreSchedOther gives the calling thread SCHED_OTHER back, keeping its nice value, so that
 // the command it starts is scheduled as jail's caller was.
 func RestoreSchedOther(*plan.Spec) error {
 	if e := C.jail_unbatch_thread(); e < 0 {

@@ -6,7 +6,7 @@
 
 #include "parent.h"
 
-// The signals jail forwards to the command (run.go's forwardedSignals).
+// The signals jail forwards to the command (jail's run.go: forwardedSignals).
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 
 int jail_exit_status(int ws) {

@@ -4,12 +4,12 @@
 #include <signal.h>
 
 // jail_exit_status is a wait status as a shell reports it: the exit code, or 128+N for signal N
-// (run.go's exitStatus).
+// (fail.ExitStatus).
 int jail_exit_status(int ws);
 
 // jail_signalfds makes *cfd a signalfd for SIGCHLD and *sfd one for the signals jail forwards to
-// the command (run.go's forwardedSignals), both non-blocking, and sets *blocked to all of them,
-// which the caller blocks. Returns 0, or -1 with neither made.
+// the command (jail's run.go: forwardedSignals), both non-blocking, and sets *blocked to all of
+// them, which the caller blocks. Returns 0, or -1 with neither made.
 int jail_signalfds(int *cfd, int *sfd, sigset_t *blocked);
 
 // jail_drain_signalfd reads every signal pending on fd and drops it.

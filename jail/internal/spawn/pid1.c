@@ -1,10 +1,10 @@
 // The sandbox's pid 1, in C. jail's init (the child spawn_early.c forks, or the process the host
-// executes as jail_init_arg0) forks first thing, before Go's runtime: the child goes on into Go
-// as init's setup (init.go: it builds the sandbox from the plan and starts the command), and this
-// process stays pid 1 of the sandbox's pid namespace, small and single-threaded. The setup starts
-// the command with CLONE_PARENT, so the command is this process's child too: pid 1 reaps it and
-// every orphan, forwards jail's signals to it, and when it ends kills what is left and exits with
-// its status.
+// executes as jail_init_arg0) forks first thing, before Go's runtime: the child goes on into Go as
+// init's setup (jail/internal/setup: it builds the sandbox from the plan and starts the command),
+// and this process stays pid 1 of the sandbox's pid namespace, small and single-threaded. The setup
+// starts the command with CLONE_PARENT, so the command is this process's child too: pid 1 reaps it
+// and every orphan, forwards jail's signals to it, and when it ends kills what is left and exits
+// with its status.
 //
 // Why: as pid 1, a Go init took about a quarter of a millisecond after the command's end to
 // notice it (the runtime's signal delivery across threads), end its seven threads and unmap its

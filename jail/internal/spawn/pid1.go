@@ -18,7 +18,7 @@ type Pid1 struct {
 	link, back *os.File
 }
 
-// takePid1 returns the link to pid 1, which started this process as its setup.
+// TakePid1 returns the link to pid 1, which started this process as its setup.
 func TakePid1() (*Pid1, error) {
 	if C.jail_pid1_link_fd < 0 {
 		return nil, errors.New("init did not start as pid 1 and its setup")

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// spawnInit starts jail's init in the namespaces of flags, with files as its descriptors 0 to 4
+// Init starts jail's init in the namespaces of flags, with files as its descriptors 0 to 4
 // (jail_init_spawn says how), dying with the calling thread (which must stay locked), and in a
 // session of its own, so that the terminal's Ctrl-C reaches only jail, which forwards it once,
 // rather than init as well. It uses a vfork (spawn.c says why not syscall.ForkExec). It returns
@@ -108,7 +108,7 @@ func pipes() (r1, w1, r2, w2 *os.File, err error) {
 	return
 }
 
-// initArg0 is argv[0] of the sandbox init (spawn.c's jail_init_arg0). MaybeInit runs the init
+// InitArg0 is argv[0] of the sandbox init (spawn.c's jail_init_arg0). MaybeInit runs the init
 // when it sees it; the host starts /proc/self/exe with it, so jail needs no second binary and no
 // helper on disk.
 var InitArg0 = C.GoString(C.jail_init_arg0)

@@ -45,13 +45,13 @@ void jail_spawn_fail(const struct jail_spawn *s) __attribute__((noreturn));
 // setgroups denied (an ordinary user must deny it before writing gid_map). Returns 0 or -errno.
 int jail_write_id_maps(pid_t pid);
 
-// jail_init_arg0 is argv[0] of jail's init (run.go's initArg0): MaybeInit runs the init when it
+// jail_init_arg0 is argv[0] of jail's init (spawn.go's InitArg0): MaybeInit runs the init when it
 // sees it.
 extern const char *const jail_init_arg0;
 
 // jail_init_spawn fills *s to start jail's init: /proc/self/exe as jail_init_arg0 (when it
 // executes), with no environment (the command's travels in the plan), in the namespaces of
-// flags, with fds (stdin, stdout, stderr, then configFd's and reportFd's ends: run.go) as its
+// flags, with fds (stdin, stdout, stderr, then wire.ConfigFd's and wire.ReportFd's ends) as its
 // descriptors 0 to 4. The clone makes only the user and pid namespaces, the child the others
 // (unshare_flags). When the child executes init (executes != 0), an ordinary uid keeps the
 // namespace's capabilities across execve as ambient ones (init builds the sandbox with them and
@@ -60,9 +60,9 @@ extern const char *const jail_init_arg0;
 void jail_init_spawn(struct jail_spawn *s, int flags, const int fds[5], int executes);
 
 // jail_early is the init spawn_early.c started before Go's runtime (pid -1: none): plan_fd and
-// msg_fd are jail's ends of its configFd and reportFd pipes, err_fd as jail_spawn's err_fd, ns
-// the clone flags of its namespaces (as it was sent them: prelude.go). hand_fd and back_fd
-// (-1: none) are the host's ends of the pipes to the waiter, init's parent (waiter.c).
+// msg_fd are jail's ends of its wire.ConfigFd and wire.ReportFd pipes, err_fd as jail_spawn's
+// err_fd, ns the clone flags of its namespaces (as it was sent them: wire.SendNamespaces). hand_fd
+// and back_fd (-1: none) are the host's ends of the pipes to the waiter, init's parent (waiter.c).
 struct jail_early {
 	pid_t pid;
 	int plan_fd, msg_fd, err_fd;
@@ -87,7 +87,7 @@ extern int jail_is_early_init;
 
 // jail_become_pid1 makes the calling init the sandbox's pid 1 (pid1.c), which never returns here,
 // and returns in its child, the setup, which goes on into Go's runtime with jail_pid1_link_fd and
-// jail_pid1_back_fd set. It fails by writing why to reportFd (4) and exiting 125.
+// jail_pid1_back_fd set. It fails by writing why to wire.ReportFd (4) and exiting 125.
 void jail_become_pid1(void);
 
 // The setup's ends of its pipes to pid 1 (-1: none): it writes a struct jail_link on the first

@@ -1,10 +1,10 @@
 // Starting the sandbox's init before jail's own Go runtime. A run's critical path was: jail's
 // runtime starts (1.3 ms), then init's, in its namespaces (1.5 ms), each waiting for the other.
-// This constructor runs first thing in the jail command, before Go's runtime exists, guesses
-// from argv whether the invocation runs a command and with which namespaces, and starts init
-// then; the two runtimes start side by side. jail then adopts that init (early.go) when the plan
-// asks for exactly those namespaces and the command gets jail's own stdio, or kills it unseen:
-// it waits for a plan, and runs and prints nothing. The guess decides nothing.
+// This constructor runs first thing in the jail command, before Go's runtime exists, guesses from
+// argv whether the invocation runs a command and with which namespaces, and starts init then; the
+// two runtimes start side by side. jail then adopts that init (jail's early.go) when the plan asks
+// for exactly those namespaces and the command gets jail's own stdio, or kills it unseen: it waits
+// for a plan, and runs and prints nothing. The guess decides nothing.
 //
 // Then the process forks once more (waiter.c): the child goes on into Go's runtime as jail's host,
 // and this process stays a small waiter, init's parent, which the caller waits for.
@@ -140,7 +140,7 @@ static void fork_init(int argc, char **argv, int net) {
 	close(p[err][1]);
 	close(p[go][0]);
 	char c = 0;
-	// The namespaces go first on the plan's pipe, as launchInit sends them (prelude.go).
+	// The namespaces go first on the plan's pipe, as launchInit sends them (wire.SendNamespaces).
 	int ok = pid > 0 && jail_write_id_maps(pid) == 0 && write(p[go][1], &c, 1) == 1 &&
 	         write(p[cfg][1], &ns, sizeof ns) == sizeof ns;
 	close(p[go][1]);

@@ -28,7 +28,7 @@ type EarlyInit struct {
 	Errs           *os.File
 }
 
-// takeEarly returns the init spawn_early.c started, if any (pid 0: none). It is taken once.
+// TakeEarlyInit returns the init spawn_early.c started, if any (pid 0: none). It is taken once.
 func TakeEarlyInit() (e EarlyInit) {
 	early := C.jail_early
 	if early.pid <= 0 {

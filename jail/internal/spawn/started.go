@@ -5,6 +5,6 @@ package spawn
 */
 import "C"
 
-// startedNs is when this process started (CLOCK_MONOTONIC, nanoseconds), as started.c noted it
+// Started is when this process started (CLOCK_MONOTONIC, nanoseconds), as started.c noted it
 // before Go's runtime.
 var Started = int64(C.jail_started_ns)

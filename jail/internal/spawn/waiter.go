@@ -33,7 +33,7 @@ var (
 	_ [C.sizeof_struct_rusage - unsafe.Sizeof(syscall.Rusage{})]byte
 )
 
-// takeWaiter returns the link to the waiter, or nil when this process is the one jail's caller
+// TakeWaiter returns the link to the waiter, or nil when this process is the one jail's caller
 // waits for. It is taken once.
 func TakeWaiter() *Waiter {
 	early := &C.jail_early

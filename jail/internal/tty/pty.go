@@ -11,12 +11,12 @@ import (
 	"github.com/jail-sandbox/jail/jail/internal/fail"
 )
 
-// ptyRelay gives an interactive command a pseudo-terminal of its own and relays it to the
+// Relay gives an interactive command a pseudo-terminal of its own and relays it to the
 // caller's terminal. The command takes the slave as controlling terminal in its new session, so
 // job control, Ctrl-C and resizing work, while the caller's terminal never reaches the command:
 // TIOCSTI and friends reach only the pseudo-terminal. In a sandbox, init allocates it from the
 // sandbox's own devpts instance (so tty(1) names it) and relays; the host only gives the caller
-// its terminal settings back (callerTerminal), also when init is killed. Without namespaces (the
+// its terminal settings back (CallerTerminal), also when init is killed. Without namespaces (the
 // fallback), jail itself allocates and relays.
 type Relay struct {
 	master, Slave *os.File
@@ -26,7 +26,7 @@ type Relay struct {
 	drained       chan struct{} // closed when the command's output has all been written
 }
 
-// isTerminal reports whether f is a terminal.
+// IsTerminal reports whether f is a terminal.
 func IsTerminal(f *os.File) bool {
 	if f == nil {
 		return false
@@ -49,13 +49,13 @@ func Interactive(stdio Stdio) bool {
 	return IsTerminal(stdio.In) && !inBackground(stdio.In) && (IsTerminal(stdio.Out) || IsTerminal(stdio.Err))
 }
 
-// callerTerminal is the caller's terminal as it was before the run.
+// CallerTerminal is the caller's terminal as it was before the run.
 type CallerTerminal struct {
 	f     *os.File
 	saved *unix.Termios
 }
 
-// saveTerminal records the settings of the caller's terminal f.
+// SaveTerminal records the settings of the caller's terminal f.
 func SaveTerminal(f *os.File) *CallerTerminal {
 	t, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	if err != nil {
@@ -71,7 +71,7 @@ func (c *CallerTerminal) Restore() {
 	}
 }
 
-// openPTY allocates a pseudo-terminal (from /dev/ptmx as this process sees it) when the run is
+// Open allocates a pseudo-terminal (from /dev/ptmx as this process sees it) when the run is
 // interactive, and returns the stdio the command must get: the slave in place of every
 // terminal. Otherwise it returns stdio as given and a nil relay.
 func Open(stdio Stdio) (*Relay, Stdio, error) {

@@ -8,14 +8,14 @@ import (
 	"syscall"
 )
 
-// userNSRefusal names what keeps this process from using an unprivileged user namespace and the
+// Refusal names what keeps this process from using an unprivileged user namespace and the
 // exact fix, or two empty strings when none of the known restrictions is in force. It is the one
 // place that knows the causes: the launcher's error hint and `jail doctor` both ask it.
 func Refusal() (cause, fix string) {
 	return RefusalFrom(ReadSysctl, UnderSeccomp(), os.Geteuid(), AppArmorLabel())
 }
 
-// userNSRefusalFrom is userNSRefusal with the host's state given (for tests): the sysctl reader,
+// RefusalFrom is Refusal with the host's state given (for tests): the sysctl reader,
 // whether a seccomp filter is already in force, the effective uid and this process's AppArmor
 // label ("" without AppArmor).
 func RefusalFrom(readSysctl func(string) string, seccomped bool, euid int, label string) (cause, fix string) {
@@ -59,7 +59,7 @@ func AppArmorLabel() string {
 	return ""
 }
 
-// probeUserNS creates a user namespace the way the launcher does (a child cloned with
+// Probe creates a user namespace the way the launcher does (a child cloned with
 // CLONE_NEWUSER and this user's id mapped) and reports the kernel's refusal, if any. The child
 // is this binary asked for its version; only whether the clone succeeds matters.
 func Probe() error {
@@ -89,12 +89,12 @@ const (
 	SysctlAppArmorRestrict = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
 )
 
-// usernsHint names the restriction that keeps this process from using a user namespace and the
-// exact fix (userNSRefusal knows them), or "" when none of the known ones is in force. Besides
-// refusing clone(2), Ubuntu's AppArmor restriction lets the user namespace be created but strips
-// its capabilities, so init's child fails with EPERM to create the other namespaces (spawn.c),
-// which is reported as creating the namespaces too; should a setup step fail so instead, the
-// hint is attached to that error as well.
+// Hint names the restriction that keeps this process from using a user namespace and the exact fix
+// (Refusal knows them), or "" when none of the known ones is in force. Besides refusing clone(2),
+// Ubuntu's AppArmor restriction lets the user namespace be created but strips its capabilities, so
+// init's child fails with EPERM to create the other namespaces (spawn/spawn.c), which is reported
+// as creating the namespaces too; should a setup step fail so instead, the hint is attached to that
+// error as well.
 func Hint() string {
 	cause, fix := Refusal()
 	if cause == "" {

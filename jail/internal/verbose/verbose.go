@@ -12,11 +12,11 @@ import (
 )
 
 // started is when jail started (CLOCK_MONOTONIC, nanoseconds), which verbose lines count from:
-// noted before Go's runtime in the host, taken from the plan in init (initConfig.Started), so the
+// noted before Go's runtime in the host, taken from the plan in init (wire.Config.Started), so the
 // host's and init's lines share one clock and show which of the two a run waited for.
 var Started = spawn.Started
 
-// logf writes one "jail: " line to this process's stderr when the Spec asks for a verbose run,
+// Logf writes one "jail: " line to this process's stderr when the Spec asks for a verbose run,
 // ending in the time since jail started. In the sandbox that is the command's stderr, and jail's
 // CLI gives the command its own, so the host's and init's steps interleave in order on one
 // stream.
@@ -26,7 +26,7 @@ func Logf(spec *plan.Spec, format string, args ...any) {
 	}
 }
 
-// logAt is logf for a step that began at t, logged later. t comes from time.Now (the vDSO, so
+// LogAt is Logf for a step that began at t, logged later. t comes from time.Now (the vDSO, so
 // that init's prelude can note its steps' times cheaply on every run) and is put on started's
 // clock only here, in a verbose run.
 func LogAt(spec *plan.Spec, t time.Time, format string, args ...any) {

@@ -13,23 +13,23 @@ import (
 
 // The init's inherited descriptors, beyond stdio.
 const (
-	ConfigFd = 3 // host → init: its namespaces (prelude.go), initConfig (wire.go) after its length, then EOF (sendPlan)
+	ConfigFd = 3 // host → init: its namespaces, Config (encoding.go) after its length, then EOF
 	ReportFd = 4 // init → host: an *Error as JSON when setup fails; close-on-exec for the command
 )
 
-// initConfig is everything init needs, sent over configFd. The init decides nothing: it executes
+// Config is everything init needs, sent over ConfigFd. The init decides nothing: it executes
 // the Spec with the seccomp program the host compiled.
 type Config struct {
 	Spec *plan.Spec
 	BPF  []byte
 	// Terminal says the caller's terminal is init's stdio and the command gets a pseudo-terminal
-	// of its own, relayed to it (pty.go).
+	// of its own, relayed to it (tty.Relay).
 	Terminal bool
 	// Observe says the run is reported (--report, --json-status-fd): init tells the host what
-	// only it sees (Landlock applied, the command started and how it ended, initmsg.go). A plain
+	// only it sees (Landlock applied, the command started and how it ended, messages.go). A plain
 	// run does not need them, and encoding and decoding them cost every run 0.3 ms.
 	Observe bool
-	// SchedOther says jail's threads run as SCHED_BATCH (batch.c) and the command gets
+	// SchedOther says jail's threads run as SCHED_BATCH (spawn/batch.c) and the command gets
 	// SCHED_OTHER back, as jail's caller had it.
 	SchedOther bool
 	// Started is when jail started (CLOCK_MONOTONIC, ns): init's verbose lines count from it too.
@@ -59,7 +59,7 @@ func CloneFlags(ns plan.Namespaces) (flags uintptr, names []string) {
 	return flags, names
 }
 
-// readConfig decodes the plan the host sends over configFd, its length first. The pipe stays
+// ReadConfig decodes the plan the host sends over ConfigFd, its length first. The pipe stays
 // open: the host closes it later (hostCatchesSignals).
 func ReadConfig(f *os.File) (*Config, error) {
 	var n [4]byte
@@ -80,13 +80,13 @@ func ReadConfig(f *os.File) (*Config, error) {
 	return cfg, nil
 }
 
-// sendNamespaces sends init the clone flags of the namespaces it was started in, ahead of its
+// SendNamespaces sends init the clone flags of the namespaces it was started in, ahead of its
 // plan. An error means init is gone: its report or exit status says why.
 func SendNamespaces(plan *os.File, ns uintptr) {
 	plan.Write(binary.LittleEndian.AppendUint32(nil, uint32(ns)))
 }
 
-// receiveNamespaces reads what sendNamespaces (or spawn_early.c) sent.
+// ReceiveNamespaces reads what SendNamespaces (or spawn/spawn_early.c) sent.
 func ReceiveNamespaces(host io.Reader) (uintptr, error) {
 	var b [4]byte
 	if _, err := io.ReadFull(host, b[:]); err != nil {

@@ -17,7 +17,7 @@ import (
 // elements; a slice or pointer is written as 0 when nil and otherwise as 1 plus (for slices)
 // the length, so nil and empty stay apart; numbers are varints, floats their IEEE bits.
 
-// marshalWire encodes *v, a pointer to a struct of plain data.
+// Marshal encodes *v, a pointer to a struct of plain data.
 func Marshal(v any) []byte {
 	return appendWire(nil, reflect.ValueOf(v).Elem())
 }
@@ -67,7 +67,7 @@ func appendWire(b []byte, v reflect.Value) []byte {
 // errWireShort is a plan cut short: the host died while sending it.
 var errWireShort = errors.New("plan truncated")
 
-// unmarshalWire decodes b into *v, which must have the type marshalWire was given.
+// Unmarshal decodes b into *v, which must have the type Marshal was given.
 func Unmarshal(b []byte, v any) error {
 	d := wireDecoder{b: b}
 	d.value(reflect.ValueOf(v).Elem())

@@ -11,7 +11,7 @@ import (
 	"github.com/jail-sandbox/jail/landlock"
 )
 
-// initMessage is one line init sends the host on reportFd, as JSON, with exactly one field set.
+// Message is one line init sends the host on ReportFd, as JSON, with exactly one field set.
 // An Error ends init; the others tell the host what only init sees, for --report and
 // --json-status-fd: what Landlock applied, that the command started, how it ended.
 type Message struct {
@@ -19,27 +19,27 @@ type Message struct {
 	Landlock *landlock.Report `json:"landlock,omitempty"`
 	Started  *Started         `json:"started,omitempty"`
 	Exited   *Exited          `json:"exited,omitempty"`
-	// Denial is a call --explain predicts the sandbox refuses (explain.go); MoreDenials says
+	// Denial is a call --explain predicts the sandbox refuses (explain.Start); MoreDenials says
 	// init stopped sending them.
 	Denial      *explain.Denial `json:"denial,omitempty"`
 	MoreDenials bool            `json:"more_denials,omitempty"`
 }
 
-// startedMessage says the command runs, as pid PID of the sandbox's pid namespace, in init's
+// Started says the command runs, as pid PID of the sandbox's pid namespace, in init's
 // namespaces.
 type Started struct {
 	PID        int      `json:"pid"`
 	Namespaces NSInodes `json:"namespaces"`
 }
 
-// exitedMessage is how the command ended, and the resources it and everything it started used,
+// Exited is how the command ended, and the resources it and everything it started used,
 // measured by init once it has reaped them all (RUSAGE_CHILDREN, so init's own share is not in it).
 type Exited struct {
 	WaitStatus syscall.WaitStatus `json:"wait_status"`
 	Rusage     syscall.Rusage     `json:"rusage"`
 }
 
-// tellHost sends msg to the host, in one write: reportFd is a pipe and a message is far below
+// Tell sends msg to the host, in one write: ReportFd is a pipe and a message is far below
 // PIPE_BUF, so messages sent from different threads never interleave. It fails when the host is
 // gone (EPIPE).
 func Tell(msg Message) error {
@@ -51,13 +51,13 @@ func Tell(msg Message) error {
 	return err
 }
 
-// tellHostExited sends how the command ended, with ru, the usage of everything pid 1 had reaped
+// TellExited sends how the command ended, with ru, the usage of everything pid 1 had reaped
 // by then.
 func TellExited(ws syscall.WaitStatus, ru syscall.Rusage) {
 	Tell(Message{Exited: &Exited{WaitStatus: ws, Rusage: ru}})
 }
 
-// nsInodes are a process's namespaces, each named by its inode as /proc/PID/ns/KIND ->
+// NSInodes are a process's namespaces, each named by its inode as /proc/PID/ns/KIND ->
 // "KIND:[INODE]" shows it.
 type NSInodes struct {
 	Cgroup uint64 `json:"cgroup-namespace,omitempty"`
@@ -69,7 +69,7 @@ type NSInodes struct {
 	UTS    uint64 `json:"uts-namespace,omitempty"`
 }
 
-// namespaceInodes returns the namespaces of the process whose /proc/PID/ns directory is dir (0
+// ReadNSInodes returns the namespaces of the process whose /proc/PID/ns directory is dir (0
 // for one unreadable). Init reads its own, from a descriptor it opened while /proc was the
 // host's: jail may not read those of a non-dumpable init that it forked rather than executed
 // (its memory belongs to jail's user namespace, not the sandbox's).
