@@ -1,10 +1,16 @@
 package main
 
 import (
+	"errors"
+	"flag"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // jail starts the sandbox's init before it loads the profile, guessing the namespaces from the
@@ -127,5 +133,85 @@ func TestStayingSetupIsOutOfReach(t *testing.T) {
 	requireLandlock(t, 6)
 	if out != "done\n" {
 		t.Errorf("inside: %q (exit %d, %s), want the setup's stop and kill refused", out, code, errOut)
+	}
+}
+
+// TestEarlyInitKnowsEveryFlag ties spawn_early.c's option table to the run flag set: jail's
+// constructor parses argv in C, before Go's flag package can, to decide whether to fork init
+// before the runtime and in which namespaces. Every flag of the set runs here once, as
+// `jail -v FLAG [VALUE] -- true`, and the init must have started before the runtime in the
+// namespaces the plan asks for (a flag the table lacks, or whose value it does not skip, starts
+// it only after the runtime; --net host in the wrong namespaces). With --dry-run no init may
+// start at all: jail reads its profile from a FIFO here, and its children are looked at while
+// it waits. --help and --version print and exit before anything can be seen: the table must
+// mark them as --dry-run is.
+func TestEarlyInitKnowsEveryFlag(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "secret"), "s\n")
+	values := map[string]string{ // a value each option that takes one is given, as a run would
+		"p": "agent", "profile": "agent", "ro": "/usr", "rw": dir, "hide": filepath.Join(dir, "secret"),
+		"tmpfs": filepath.Join(dir, "tmp"), "net": "host", "allow-host": "example.com", "env": "FOO=1",
+		"cwd": dir, "timeout": "1m", "fallback": "landlock", "report": filepath.Join(dir, "report.json"),
+		"json-status-fd": "2",
+	}
+	noCommand := map[string]bool{"dry-run": true, "h": true, "help": true, "version": true}
+	fs, _ := newRunFlagSet(io.Discard)
+	fs.VisitAll(func(f *flag.Flag) {
+		if noCommand[f.Name] {
+			return
+		}
+		args := []string{"-v", "--" + f.Name}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+			v, ok := values[f.Name]
+			if !ok {
+				t.Errorf("--%s takes a value this test has no sample of: add one, and the option to spawn_early.c's table", f.Name)
+				return
+			}
+			args = append(args, v)
+		}
+		_, errOut, code := runJailIn(t, dir, "", append(args, "--", "true")...)
+		if code != 0 || !strings.Contains(errOut, "init started early, before jail's own runtime") || strings.Contains(errOut, "does not fit") {
+			t.Errorf("jail %s -- true: exit %d; want init started before the runtime, in the plan's namespaces "+
+				"(does spawn_early.c's option table know --%s?):\n%s", strings.Join(args, " "), code, f.Name, errOut)
+		}
+	})
+	for name := range noCommand {
+		if fs.Lookup(name) == nil {
+			t.Errorf("--%s is no longer one of jail's flags: drop it here and from spawn_early.c's table", name)
+		}
+	}
+
+	fifo := filepath.Join(dir, "profile.toml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(jailBin, "-p", fifo, "--dry-run", "--", "true")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	profile := openFIFOWriter(t, fifo) // jail, or a host it forked, reads its profile now
+	if children := jailChildren(t, cmd.Process.Pid); len(children) != 0 {
+		t.Errorf("jail --dry-run -- true started %v", children)
+	}
+	profile.WriteString("extends = [\"agent\"]\n")
+	profile.Close()
+}
+
+// openFIFOWriter opens the FIFO at path for writing once a reader has it open, waiting at most
+// ten seconds for one.
+func openFIFOWriter(t *testing.T, path string) *os.File {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			return f
+		}
+		if !errors.Is(err, syscall.ENXIO) || time.Now().After(deadline) {
+			t.Fatalf("open %s for writing: %v", path, err)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -33,25 +33,57 @@ extern void jail_early_opt_in(void) __attribute__((weak)); // cmd/jail/cgo.go; n
 
 struct jail_early jail_early = {.pid = -1, .plan_fd = -1, .msg_fd = -1, .err_fd = -1, .hand_fd = -1, .back_fd = -1};
 
+// options are jail's options, as cmd/jail's run flag set defines them: the ones that take a
+// value (in the next argument, or after '='), and the ones with which no command runs. Go's
+// flag package reads "-name" and "--name" alike. TestEarlyInitKnowsEveryFlag (cmd/jail) runs
+// jail once with each flag of that set, so one this table lacks fails it.
+enum { VALUE = 1, NO_COMMAND = 2 };
+static const struct option {
+	const char *name;
+	int flags;
+} options[] = {
+    {"p", VALUE},       {"profile", VALUE},    {"ro", VALUE},         {"rw", VALUE},
+    {"hide", VALUE},    {"tmpfs", VALUE},      {"net", VALUE},        {"allow-host", VALUE},
+    {"env", VALUE},     {"cwd", VALUE},        {"timeout", VALUE},    {"fallback", VALUE},
+    {"report", VALUE},  {"json-status-fd", VALUE},
+    {"q", 0},           {"quiet", 0},          {"v", 0},              {"verbose", 0},
+    {"explain", 0},     {"allow-private", 0},  {"allow-weaker", 0},
+    {"h", NO_COMMAND},  {"help", NO_COMMAND},  {"version", NO_COMMAND}, {"dry-run", NO_COMMAND},
+};
+
+// find_option returns the option whose name is the len bytes at name, or NULL.
+static const struct option *find_option(const char *name, size_t len) {
+	for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+		if (strncmp(options[i].name, name, len) == 0 && options[i].name[len] == 0)
+			return &options[i];
+	return NULL;
+}
+
 // runs_command reports whether argv is `jail [OPTIONS] -- COMMAND...`, the form that runs a
-// command, without an option that makes it not run one, and sets *net unless --net host asks
-// for the host's network. Anything else (subcommands, a command without "--") starts no init
-// here; Go's Prestart may still start one.
+// command, with options as Go's flag package reads them and none that makes jail not run one,
+// and sets *net unless the last --net asks for the host's network. Anything else (subcommands, a
+// command without "--", an unknown option, which Go refuses) starts no init here; Go's Prestart
+// may still start one.
 static int runs_command(int argc, char **argv, int *net) {
 	*net = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--") == 0)
 			return i + 1 < argc;
-		if (a[0] != '-')
+		if (a[0] != '-' || a[1] == 0)
 			return 0; // a subcommand, or a command jail finds without "--"
-		if (strcmp(a, "--dry-run") == 0 || strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 ||
-		    strcmp(a, "--version") == 0)
+		const char *name = a[1] == '-' ? a + 2 : a + 1;
+		const char *eq = strchr(name, '=');
+		const struct option *o = find_option(name, eq != NULL ? (size_t)(eq - name) : strlen(name));
+		if (o == NULL || o->flags & NO_COMMAND)
 			return 0;
-		if (strcmp(a, "--net=host") == 0 || (strcmp(a, "--net") == 0 && i + 1 < argc && strcmp(argv[i + 1], "host") == 0))
-			*net = 0;
-		if (strchr(a, '=') == NULL && i + 1 < argc && strcmp(argv[i + 1], "--") != 0 && argv[i + 1][0] != '-')
-			i++; // the option's value (a boolean option followed by the command's name ends up here, harmlessly)
+		if (!(o->flags & VALUE))
+			continue;
+		const char *value = eq != NULL ? eq + 1 : ++i < argc ? argv[i] : NULL;
+		if (value == NULL)
+			return 0; // Go refuses an option without its value
+		if (strcmp(o->name, "net") == 0)
+			*net = strcmp(value, "host") != 0;
 	}
 	return 0;
 }
