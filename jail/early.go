@@ -71,13 +71,13 @@ func (e *Early) Discard() {
 // adopt returns e's init (or the error it could not start with) when it fits spec and stdio, and
 // the subscription catching the forwarded signals: e's, or a new one. An init that does not fit
 // is killed, and sb is nil.
-func (e *Early) adopt(spec *plan.Spec, stdio tty.Stdio) (sb *sandbox, signals *subscription, err error) {
+func (e *Early) adopt(spec *plan.Spec, stdio tty.Stdio, log verbose.Log) (sb *sandbox, signals *subscription, err error) {
 	if e == nil || e.done {
 		return nil, subscribe(), nil
 	}
 	e.done = true
 	if spec.Namespaces != e.ns || stdio != e.stdio {
-		verbose.Logf(spec, "host: the plan does not fit the init started early: starting another")
+		log.Printf("host: the plan does not fit the init started early: starting another")
 		e.sb.discard()
 		e.signals = e.signals.caught()
 		forwardHere(e.waiter, e.signals)
@@ -93,7 +93,7 @@ func (e *Early) adopt(spec *plan.Spec, stdio tty.Stdio) (sb *sandbox, signals *s
 	if e.beforeRuntime {
 		when = ", before jail's own runtime"
 	}
-	verbose.Logf(spec, "host: init started early%s (namespaces %s)", when, strings.Join(names, ","))
+	log.Printf("host: init started early%s (namespaces %s)", when, strings.Join(names, ","))
 	return e.sb, e.signals, e.err
 }
 

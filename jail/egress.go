@@ -5,7 +5,6 @@ import (
 	"os"
 
 	"github.com/jail-sandbox/jail/jail/internal/fail"
-	"github.com/jail-sandbox/jail/jail/internal/verbose"
 	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/proxy"
 )
@@ -19,7 +18,7 @@ type egress struct {
 }
 
 // startEgress starts the proxy when the Spec asks for one; nil otherwise.
-func startEgress(spec *plan.Spec, stderr io.Writer) (*egress, error) {
+func startEgress(spec *plan.Spec, opts Options, stderr io.Writer) (*egress, error) {
 	p := spec.Network.Proxy
 	if p == nil {
 		return nil, nil
@@ -28,13 +27,13 @@ func startEgress(spec *plan.Spec, stderr io.Writer) (*egress, error) {
 		stderr = os.Stderr
 	}
 	h, err := proxy.StartHost(proxy.Policy{Allow: p.Allow, Deny: p.Deny, AllowPrivate: p.AllowPrivate},
-		proxy.Options{Log: stderr, Quiet: spec.Quiet})
+		proxy.Options{Log: stderr, Quiet: opts.Quiet})
 	if err != nil {
 		return nil, fail.New("start egress proxy", "", err)
 	}
 	spec.Mounts = append(spec.Mounts, plan.Mount{Kind: plan.MountROBind, Source: h.Socket, Target: p.Socket})
-	verbose.Logf(spec, "host: egress proxy on %s, bound at %s", h.Socket, p.Socket)
-	return &egress{host: h, quiet: spec.Quiet}, nil
+	opts.log().Printf("host: egress proxy on %s, bound at %s", h.Socket, p.Socket)
+	return &egress{host: h, quiet: opts.Quiet}, nil
 }
 
 // close stops the proxy once the sandbox is gone, prints the exit report of denials and returns

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/jail-sandbox/jail/jail/internal/explain"
-	"github.com/jail-sandbox/jail/plan"
 )
 
 // Denial is one call of the command that --explain predicts the sandbox refused, with the line
@@ -35,8 +34,8 @@ func (o *observer) denied(d *explain.Denial) {
 }
 
 // fill puts the denials into r: a list, empty when none was found, under --explain only.
-func (e *explanations) fill(r *Report, spec *plan.Spec) {
-	if spec.Explain {
+func (e *explanations) fill(r *Report, opts Options) {
+	if opts.Explain {
 		r.Denials = append([]explain.Denial{}, e.list...)
 		r.DenialsTruncated = e.truncated
 	}

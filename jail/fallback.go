@@ -17,7 +17,6 @@ import (
 	"github.com/jail-sandbox/jail/jail/internal/spawn"
 	"github.com/jail-sandbox/jail/jail/internal/tty"
 	"github.com/jail-sandbox/jail/jail/internal/userns"
-	"github.com/jail-sandbox/jail/jail/internal/verbose"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/seccomp"
@@ -70,14 +69,18 @@ func runFallback(spec *plan.Spec, stdio tty.Stdio, obs *observer, waiting *spawn
 	// jail's memory (/proc/PID/task/TID/mem, ptrace) by making jail non-dumpable. Limits are
 	// per process, so jail holds them too; it only waits from here on. Descriptors jail itself
 	// inherited would pass to the command (Landlock checks at open): close them at exec.
-	for _, step := range []setup.Step{
-		{Name: "make jail non-dumpable", Run: restrict.SetNonDumpable},
-		{Name: "set resource limits", Run: restrict.SetRlimits},
-		{Name: "close inherited descriptors", Run: restrict.CloseInheritedFds},
+	log := obs.log()
+	for _, step := range []struct {
+		name string
+		run  func() error
+	}{
+		{"make jail non-dumpable", restrict.SetNonDumpable},
+		{"set resource limits", func() error { return restrict.SetRlimits(spec.Limits, log) }},
+		{"close inherited descriptors", restrict.CloseInheritedFds},
 	} {
-		verbose.Logf(spec, "fallback: %s", step.Name)
-		if err := step.Run(spec); err != nil {
-			return fail.ExitSetup, fail.New(step.Name, "", err)
+		log.Printf("fallback: %s", step.name)
+		if err := step.run(); err != nil {
+			return fail.ExitSetup, fail.New(step.name, "", err)
 		}
 	}
 	stdio, err = openNullStdio(stdio)
@@ -171,22 +174,23 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, cmd fallbackCom
 
 // restrictAndStartFallback runs on the locked thread: each restriction, then the command.
 func restrictAndStartFallback(spec *plan.Spec, plan *fallbackPlan, bpf []byte, cmd fallbackCommand, w io.Writer, obs *observer) (*process, error) {
+	log := obs.log()
 	if spawn.Batched() {
-		verbose.Logf(spec, "fallback: %s", spawn.StepSchedOther)
-		if err := spawn.RestoreSchedOther(spec); err != nil {
+		log.Printf("fallback: %s", spawn.StepSchedOther)
+		if err := spawn.RestoreSchedOther(); err != nil {
 			return nil, fail.New(spawn.StepSchedOther, "", err)
 		}
 	}
 	if restrict.HoldsCapabilities() {
-		verbose.Logf(spec, "fallback: drop capabilities")
-		if err := restrict.DropCapabilities(spec); err != nil {
+		log.Printf("fallback: drop capabilities")
+		if err := restrict.DropCapabilities(); err != nil {
 			return nil, fail.New("drop capabilities", "", err)
 		}
 	}
-	if err := restrict.SetNoNewPrivs(spec); err != nil {
+	if err := restrict.SetNoNewPrivs(); err != nil {
 		return nil, fail.New("set no_new_privs", "", err)
 	}
-	verbose.Logf(spec, "fallback: apply landlock")
+	log.Printf("fallback: apply landlock")
 	rep, err := landlock.Restrict(plan.Landlock)
 	if err != nil {
 		return nil, fail.New("apply landlock", "", err)
@@ -195,7 +199,7 @@ func restrictAndStartFallback(spec *plan.Spec, plan *fallbackPlan, bpf []byte, c
 	if len(rep.Missing) > 0 {
 		fmt.Fprintf(w, "jail: fallback: Landlock ABI %d lacks %s\n", rep.ABI, strings.Join(rep.Missing, ", "))
 	}
-	verbose.Logf(spec, "fallback: install seccomp filter; exec %s", cmd.path)
+	log.Printf("fallback: install seccomp filter; exec %s", cmd.path)
 	if err := seccomp.Install(bpf); err != nil {
 		return nil, fail.New("install seccomp filter", "", err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jail-sandbox/jail/jail/internal/explain"
 	"github.com/jail-sandbox/jail/jail/internal/restrict"
-	"github.com/jail-sandbox/jail/jail/internal/tty"
+	"github.com/jail-sandbox/jail/jail/internal/verbose"
 	"github.com/jail-sandbox/jail/jail/internal/wire"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/plan"
@@ -110,13 +110,13 @@ type NetworkReport struct {
 // RunReport is Run, observed: it also returns the run's Report (never nil, complete as far as
 // the run got) and, when status is not nil, streams bubblewrap's --json-status-fd records on it:
 // a start record once the command runs, an exit record at the end (status.go).
-func RunReport(spec *plan.Spec, stdio tty.Stdio, status io.Writer) (*Report, int, error) {
-	return (*Early)(nil).RunReport(spec, stdio, status)
+func RunReport(spec *plan.Spec, opts Options, stdio Stdio, status io.Writer) (*Report, int, error) {
+	return (*Early)(nil).RunReport(spec, opts, stdio, status)
 }
 
 // RunReport is RunReport with e's init, when it fits spec.
-func (e *Early) RunReport(spec *plan.Spec, stdio tty.Stdio, status io.Writer) (*Report, int, error) {
-	o := &observer{spec: spec, status: status, begin: time.Now(), follows: true}
+func (e *Early) RunReport(spec *plan.Spec, opts Options, stdio Stdio, status io.Writer) (*Report, int, error) {
+	o := &observer{spec: spec, opts: opts, status: status, begin: time.Now(), follows: true}
 	code, err := runObserved(spec, stdio, o, e)
 	rep := o.report(code, err)
 	if status != nil {
@@ -129,6 +129,7 @@ func (e *Early) RunReport(spec *plan.Spec, stdio tty.Stdio, status io.Writer) (*
 // only it sees over its message pipe (wire.Message, messages.go); the rest the host sees itself.
 type observer struct {
 	spec    *plan.Spec
+	opts    Options
 	status  io.Writer // --json-status-fd; nil: none
 	begin   time.Time
 	follows bool // a report is made: init sends what only it sees (wire.Config.Observe)
@@ -141,6 +142,11 @@ type observer struct {
 	proxied  bool
 	denials  []proxy.Denial
 	explain  explanations // --explain's denials
+}
+
+// log is -v's log for the run o follows.
+func (o *observer) log() verbose.Log {
+	return o.opts.log()
 }
 
 // watch makes o the observer of sb, a new attempt: what an earlier one saw is dropped.
@@ -189,7 +195,7 @@ func (o *observer) report(status int, err error) *Report {
 	if o.proxied && o.spec.Network.Proxy != nil {
 		r.Network = &NetworkReport{Mode: o.spec.Network.Mode, Denied: append([]proxy.Denial{}, o.denials...)}
 	}
-	o.explain.fill(r, o.spec)
+	o.explain.fill(r, o.opts)
 	if sb == nil || sb.proc == nil {
 		return r // jail failed before starting anything
 	}

@@ -31,16 +31,29 @@ var forwardedSignals = []os.Signal{
 // Stdio are the descriptors the command gets as 0, 1 and 2 (nil: /dev/null).
 type Stdio = tty.Stdio
 
+// Options change what jail says about a run, never the sandbox: the plan alone decides that, and
+// the options travel beside it.
+type Options struct {
+	Verbose bool // log each setup step on stderr, timed from jail's start (-v)
+	Quiet   bool // no notices from jail itself: the egress proxy's denials and its exit report (-q)
+	Explain bool // after the command, explain each write or connect the sandbox refused (--explain)
+}
+
+// log is -v's log for a run with these options, counting from jail's start.
+func (o Options) log() verbose.Log {
+	return verbose.New(o.Verbose, spawn.Started)
+}
+
 // Run runs spec's command in a new sandbox and waits for it. status is the command's exit status,
 // 128+N when it died of signal N, or ExitTimeout when Spec.Limits.TimeoutSeconds expired. err is
 // an *Error when jail itself failed (its Exit is the status to exit with).
-func Run(spec *plan.Spec, stdio tty.Stdio) (status int, err error) {
-	return (*Early)(nil).Run(spec, stdio)
+func Run(spec *plan.Spec, opts Options, stdio Stdio) (status int, err error) {
+	return (*Early)(nil).Run(spec, opts, stdio)
 }
 
 // Run is Run with e's init, when it fits spec.
-func (e *Early) Run(spec *plan.Spec, stdio tty.Stdio) (status int, err error) {
-	return runObserved(spec, stdio, &observer{spec: spec}, e)
+func (e *Early) Run(spec *plan.Spec, opts Options, stdio Stdio) (status int, err error) {
+	return runObserved(spec, stdio, &observer{spec: spec, opts: opts}, e)
 }
 
 // runObserved is Run, followed by obs (report.go).
@@ -51,7 +64,7 @@ func runObserved(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) 
 	}
 	status, err = runSandbox(spec, stdio, obs, early)
 	if userNSRefused(err) && spec.Fallback == "landlock" {
-		verbose.Logf(spec, "host: user namespaces refused (%s); falling back to Landlock", err)
+		obs.log().Printf("host: user namespaces refused (%s); falling back to Landlock", err)
 		return runFallback(spec, stdio, obs, early.waiterOrNil())
 	}
 	return status, err
@@ -62,12 +75,12 @@ func runObserved(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) 
 func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (int, error) {
 	// Signals are caught from here on (or since Prestart), in the background while init starts;
 	// sendPlan waits for them before it lets init start the command.
-	sb, signals, err := early.adopt(spec, stdio)
+	sb, signals, err := early.adopt(spec, stdio, obs.log())
 	if err != nil {
 		signals.stop()
 		return fail.ExitSetup, err
 	}
-	eg, err := startEgress(spec, stdio.Err) // egress.go; nil unless network mode "proxy"
+	eg, err := startEgress(spec, obs.opts, stdio.Err) // egress.go; nil unless network mode "proxy"
 	if err != nil {
 		sb.discard()
 		signals.stop()
@@ -76,7 +89,7 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 	defer func() { obs.egressClosed(eg.close(stdio.Err)) }()
 	if sb == nil {
 		_, names := wire.CloneFlags(spec.Namespaces)
-		verbose.Logf(spec, "host: starting init (namespaces %s)", strings.Join(names, ","))
+		obs.log().Printf("host: starting init (namespaces %s)", strings.Join(names, ","))
 		if sb, err = launchPinned(spec.Namespaces, stdio, signals); err != nil {
 			signals.stop()
 			return fail.ExitSetup, err
@@ -95,7 +108,7 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 	leaves := eg == nil && sb.canLeave()
 	sb.sendPlan(bpf, leaves)
 	if leaves {
-		verbose.Logf(spec, "host: jail's waiter takes the sandbox from here")
+		obs.log().Printf("host: jail's waiter takes the sandbox from here")
 		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec))
 	}
 	return sb.wait()
@@ -246,13 +259,15 @@ func closeOpened(given, opened tty.Stdio) {
 // (Pdeathsig), before any command ran; the waiter holds them until the host says where they go,
 // and forwards them to an init it is the parent of itself (the host catches none: uncaught).
 func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool) {
-	cfg := wire.Config{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: spawn.Batched(), Started: verbose.Started, HostLeaves: hostLeaves}
-	verbose.Logf(sb.spec, "host: send the plan")
+	opts := sb.obs.opts
+	cfg := wire.Config{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: spawn.Batched(),
+		Started: spawn.Started, Verbose: opts.Verbose, Explain: opts.Explain, HostLeaves: hostLeaves}
+	sb.obs.log().Printf("host: send the plan")
 	plan := wire.Marshal(&cfg)
 	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(plan)), uint32(len(plan)))
 	if _, err := sb.plan.Write(append(msg, plan...)); err != nil {
 		// init died before reading its plan: its report or exit status says why.
-		verbose.Logf(sb.spec, "host: send plan: %s", err)
+		sb.obs.log().Printf("host: send plan: %s", err)
 	}
 	sb.signals.wait()
 	sb.plan.Close()

@@ -38,7 +38,7 @@ const envKillHelper = "JAIL_TEST_KILL_HELPER"
 func TestMain(m *testing.M) {
 	MaybeInit()
 	if tag := os.Getenv(envKillHelper); tag != "" {
-		status, err := Run(testSpec("sleep", tag), tty.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+		status, err := Run(testSpec("sleep", tag), Options{}, Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "jail:", err)
 		}
@@ -87,13 +87,18 @@ func testSpec(argv ...string) *plan.Spec {
 
 // run runs spec with stdin from /dev/null and returns stdout, stderr, the status and the error.
 func run(t *testing.T, spec *plan.Spec) (stdout, stderr string, status int, err error) {
+	return runWith(t, spec, Options{})
+}
+
+// runWith is run with opts.
+func runWith(t *testing.T, spec *plan.Spec, opts Options) (stdout, stderr string, status int, err error) {
 	t.Helper()
 	dir := t.TempDir()
 	outF, _ := os.Create(filepath.Join(dir, "out"))
 	errF, _ := os.Create(filepath.Join(dir, "err"))
 	defer outF.Close()
 	defer errF.Close()
-	status, err = Run(spec, tty.Stdio{Out: outF, Err: errF})
+	status, err = Run(spec, opts, Stdio{Out: outF, Err: errF})
 	o, _ := os.ReadFile(outF.Name())
 	e, _ := os.ReadFile(errF.Name())
 	return string(o), string(e), status, err
@@ -297,7 +302,7 @@ func TestSignalForwarding(t *testing.T) {
 	spec := testSpec("sh", "-c", `trap 'exit 42' USR1; echo ready; while :; do sleep 0.05; done`)
 	done := make(chan int, 1)
 	go func() {
-		status, err := Run(spec, tty.Stdio{Out: w})
+		status, err := Run(spec, Options{}, Stdio{Out: w})
 		w.Close()
 		if err != nil {
 			t.Error(err)
@@ -360,7 +365,7 @@ func findProcess(cmdline string) int {
 // gets a terminal of its own from the sandbox's devpts (size included, and resized on SIGWINCH),
 // Ctrl-C interrupts only the foreground job, and bash's exit status comes back.
 func TestInteractiveTerminal(t *testing.T) {
-	term, _, err := tty.Open(tty.Stdio{}) // not a terminal: no relay
+	term, _, err := tty.Open(Stdio{}) // not a terminal: no relay
 	if term != nil || err != nil {
 		t.Fatalf("openPTY without a terminal: %v, %v", term, err)
 	}
@@ -370,7 +375,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	spec.Env = append(spec.Env, "PS1=$ ", "TERM=dumb")
 	done := make(chan int, 1)
 	go func() {
-		status, err := Run(spec, tty.Stdio{In: outer.slave, Out: outer.slave, Err: outer.slave})
+		status, err := Run(spec, Options{}, Stdio{In: outer.slave, Out: outer.slave, Err: outer.slave})
 		if err != nil {
 			t.Error(err)
 		}
@@ -525,7 +530,7 @@ func TestInitHasOwnSession(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(testSpec("sh", "-c", "echo ready; read x"), tty.Stdio{In: inR, Out: outW})
+		Run(testSpec("sh", "-c", "echo ready; read x"), Options{}, Stdio{In: inR, Out: outW})
 		outW.Close()
 	}()
 	defer func() { inW.Close(); <-done }() // EOF ends the command's read
@@ -582,9 +587,7 @@ func TestInitOutOfReach(t *testing.T) {
 // TestVerbose checks a verbose run logs every setup step in the sandbox, in order (the prelude's
 // first), on the command's stderr.
 func TestVerbose(t *testing.T) {
-	spec := testSpec("true")
-	spec.Verbose = true
-	_, stderr, status, err := run(t, spec)
+	_, stderr, status, err := runWith(t, testSpec("true"), Options{Verbose: true})
 	if err != nil || status != 0 {
 		t.Fatalf("status %d, err %v", status, err)
 	}
@@ -609,7 +612,7 @@ func TestInitRefusesPlanForOtherNamespaces(t *testing.T) {
 	started := spec.Namespaces
 	started.Net = false
 	signals := subscribe()
-	sb, err := launchPinned(started, tty.Stdio{}, signals) // as runSandbox: init dies with this thread
+	sb, err := launchPinned(started, Stdio{}, signals) // as runSandbox: init dies with this thread
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,13 +31,6 @@ type Spec struct {
 	// Warnings are the profile's questionable but harmless parts, one line each, located like
 	// errors ("FILE:LINE: KEY: msg"); the CLI prints them before running.
 	Warnings []string `json:"warnings,omitempty"`
-
-	// Verbose makes every setup step log a line to stderr.
-	Verbose bool `json:"verbose,omitempty"`
-	// Quiet silences jail's own notices on stderr (the proxy's denial lines and exit report).
-	Quiet bool `json:"quiet,omitempty"`
-	// Explain watches the command's writes and connects and explains those the sandbox refuses.
-	Explain bool `json:"explain,omitempty"`
 }
 
 // MountKind names one filesystem setup operation.

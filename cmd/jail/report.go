@@ -57,17 +57,17 @@ func (r *reportFlags) open() (*reporter, error) {
 
 // run runs spec, in early's init when it fits, observed when a report or status records were
 // asked for.
-func (rep *reporter) run(spec *plan.Spec, stdio jail.Stdio, early *jail.Early) (int, error) {
-	if rep.file == nil && rep.status == nil && !spec.Explain {
-		return early.Run(spec, stdio)
+func (rep *reporter) run(spec *plan.Spec, opts jail.Options, stdio jail.Stdio, early *jail.Early) (int, error) {
+	if rep.file == nil && rep.status == nil && !opts.Explain {
+		return early.Run(spec, opts, stdio)
 	}
 	var status io.Writer
 	if rep.status != nil {
 		status = rep.status
 	}
-	r, code, err := early.RunReport(spec, stdio, status)
+	r, code, err := early.RunReport(spec, opts, stdio, status)
 	r.Profile.Source = profileSource(spec.Profile)
-	if spec.Explain {
+	if opts.Explain {
 		jail.WriteDenials(stdio.Err, r)
 	}
 	if werr := rep.write(r); werr != nil {

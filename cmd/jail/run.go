@@ -13,13 +13,12 @@ import (
 
 // runFlags are the options of `jail [OPTIONS] [--] COMMAND`. Everything that describes the
 // sandbox goes into overlay, a Profile merged last over the named one, so a flag and a profile
-// key are one thing and cannot drift; only how jail itself behaves stays outside it.
+// key are one thing and cannot drift; only how jail itself behaves stays outside it: what it
+// says about the run (opts, beside the plan) and what it does instead of running one.
 type runFlags struct {
 	profile string
 	overlay profiles.Profile
-	verbose bool
-	quiet   bool
-	explain bool
+	opts    jail.Options
 	dryRun  bool
 	help    bool
 	version bool
@@ -48,8 +47,8 @@ func newRunFlagSet(w io.Writer) (*flag.FlagSet, *runFlags) {
 		o.Network.AllowPrivate = new(true)
 		return nil
 	})
-	fs.BoolVar(&f.quiet, "q", false, "")
-	fs.BoolVar(&f.quiet, "quiet", false, "")
+	fs.BoolVar(&f.opts.Quiet, "q", false, "")
+	fs.BoolVar(&f.opts.Quiet, "quiet", false, "")
 	fs.Var((*stringList)(&o.Process.Env), "env", "")
 	fs.StringVar(&o.Process.Cwd, "cwd", "", "")
 	fs.StringVar(&o.Limits.Timeout, "timeout", "", "")
@@ -59,9 +58,9 @@ func newRunFlagSet(w io.Writer) (*flag.FlagSet, *runFlags) {
 		o.Sandbox.AllowWeaker = &yes
 		return nil
 	})
-	fs.BoolVar(&f.verbose, "v", false, "")
-	fs.BoolVar(&f.verbose, "verbose", false, "")
-	fs.BoolVar(&f.explain, "explain", false, "")
+	fs.BoolVar(&f.opts.Verbose, "v", false, "")
+	fs.BoolVar(&f.opts.Verbose, "verbose", false, "")
+	fs.BoolVar(&f.opts.Explain, "explain", false, "")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "")
 	fs.BoolVar(&f.help, "h", false, "")
 	fs.BoolVar(&f.help, "help", false, "")
@@ -106,16 +105,13 @@ func runCommand(args []string, stdio jail.Stdio) int {
 	if err != nil {
 		return rep.failed(stdio, f.profile, fs.Args(), err)
 	}
-	spec.Verbose = f.verbose
-	spec.Quiet = f.quiet
-	spec.Explain = f.explain
 	for _, w := range spec.Warnings {
 		fmt.Fprintf(stdio.Err, "jail: warning: %s\n", w)
 	}
 	if f.dryRun {
 		return printJSON(stdio, spec)
 	}
-	status, err := rep.run(spec, stdio, early)
+	status, err := rep.run(spec, f.opts, stdio, early)
 	if err != nil {
 		return fail(stdio.Err, err)
 	}

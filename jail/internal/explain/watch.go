@@ -32,14 +32,11 @@ const (
 	maxDenialPath = 1024
 )
 
-// Start installs the watching filter on the calling, locked thread and serves it from
-// another goroutine (so another thread), when the Spec asks for --explain. It must run before
+// Start installs the watching filter on the calling, locked thread and serves it from another
+// goroutine (so another thread), which judges each call against spec. It must run before
 // the main seccomp filter, which may refuse seccomp(2) itself. Each distinct denial goes to tell,
 // and once MaxDenials are told, nil says more came.
 func Start(spec *plan.Spec, tell func(*Denial)) error {
-	if !spec.Explain {
-		return nil
-	}
 	l, err := seccomp.InstallNotify()
 	if err != nil {
 		return err

@@ -21,10 +21,10 @@ import (
 // mount_setattr that only sets MOUNT_ATTR_RDONLY, so the flags the kernel locks in a user
 // namespace (nosuid, nodev, noexec, atime) stay as they were, and only then attached: it is
 // never visible writable, and no mountinfo has to be read.
-func SetupRoot(spec *plan.Spec, r *Roots) error {
+func SetupRoot(spec *plan.Spec, r *Roots, log verbose.Log) error {
 	r.home = envValue(spec.Env, "HOME")
 	for _, m := range spec.Mounts {
-		verbose.Logf(spec, "%s %s", m.Kind, Object(m))
+		log.Printf("%s %s", m.Kind, Object(m))
 		err := r.apply(m)
 		if err == nil && m.Target == "/" {
 			err = r.reopenNew() // a mount now covers the new root: later targets are on it

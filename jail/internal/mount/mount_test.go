@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/jail/internal/verbose"
 	"github.com/jail-sandbox/jail/plan"
 )
 
@@ -34,7 +35,7 @@ const (
 	envMountScenario = "JAIL_MOUNT_TEST_SCENARIO"
 )
 
-// lineTime is the time that ends each verbose line (verbose.Logf).
+// lineTime is the time that ends each verbose line (verbose.Log).
 var lineTime = regexp.MustCompile(` \(\+\d+\.\d\d ms\)$`)
 
 func init() {
@@ -51,6 +52,7 @@ type mountScenario struct {
 	Fixture  string    // host directory holding the test's files
 	Submount string    // host directory stage 1 mounts a locked tmpfs on ("" for none)
 	Spec     plan.Spec // the plan
+	Verbose  bool      // SetupRoot logs each op
 	Checks   []string  // names in mountChecks, run inside after SetupRoot
 }
 
@@ -181,7 +183,7 @@ func mountStage2() int {
 	start := time.Now()
 	r, err := OpenRoots()
 	if err == nil {
-		err = SetupRoot(&sc.Spec, r)
+		err = SetupRoot(&sc.Spec, r, verbose.New(sc.Verbose, 0))
 	}
 	took := time.Since(start)
 	if err != nil {
@@ -237,10 +239,10 @@ func TestSetupRoot(t *testing.T) {
 	}
 	sc := mountScenario{
 		Fixture:  f,
+		Verbose:  true,
 		Submount: f + "/ro/sub",
 		Spec: plan.Spec{
-			Verbose: true,
-			Env:     []string{"HOME=" + homeDir},
+			Env: []string{"HOME=" + homeDir},
 			Mounts: []plan.Mount{
 				m(plan.MountSymlink, "usr/bin", "/bin"),
 				m(plan.MountDev, "", "/dev"),

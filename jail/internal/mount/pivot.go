@@ -22,7 +22,7 @@ const (
 // either direction; a host mount appearing later under a read-only bind cannot show up writable),
 // pivots into the scratch tmpfs and opens both roots.
 func OpenRoots() (*Roots, error) {
-	err := runSteps("setup root", []Step{
+	err := runCalls("setup root", []call{
 		{"make / private", func() error { return unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "") }},
 		{"mount tmpfs on " + scratchDir, func() error {
 			return unix.Mount("tmpfs", scratchDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700")
@@ -91,7 +91,7 @@ func (r *Roots) enter() error {
 	if err != nil {
 		return fail.New("enter root", "", fmt.Errorf("remount the new root read-only: %w", err))
 	}
-	return runSteps("enter root", []Step{
+	return runCalls("enter root", []call{
 		{"chdir " + newRoot, func() error { return unix.Chdir(newRoot) }},
 		{"pivot_root to " + newRoot, func() error { return unix.PivotRoot(".", ".") }},
 		{"detach the host's root", func() error { return unix.Unmount(".", unix.MNT_DETACH) }},
@@ -99,18 +99,18 @@ func (r *Roots) enter() error {
 	})
 }
 
-// step is one fixed step of setup that needs no plan: a syscall of entering or leaving the
-// scratch root, or one of init's prelude (setup/prelude.go).
-type Step struct {
-	What string
-	Do   func() error
+// call is one system call of entering or leaving the scratch root, named for its error. Together
+// they make one setup phase each (OpenRoots, enter).
+type call struct {
+	what string
+	do   func() error
 }
 
-// runSteps runs steps in order and stops at the first failure, an *Error naming op and the step.
-func runSteps(op string, steps []Step) error {
-	for _, s := range steps {
-		if err := s.Do(); err != nil {
-			return fail.New(op, "", fmt.Errorf("%s: %w", s.What, err))
+// runCalls makes calls in order and stops at the first failure, an *Error naming op and the call.
+func runCalls(op string, calls []call) error {
+	for _, s := range calls {
+		if err := s.do(); err != nil {
+			return fail.New(op, "", fmt.Errorf("%s: %w", s.what, err))
 		}
 	}
 	return nil

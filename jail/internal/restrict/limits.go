@@ -10,14 +10,13 @@ import (
 	"github.com/jail-sandbox/jail/plan"
 )
 
-// SetRlimits applies the Spec's resource limits, soft = hard, inherited by the command; the CPU
+// SetRlimits applies the plan's resource limits l, soft = hard, inherited by the command; the CPU
 // limit's hard one is a second above, so the command gets SIGXCPU, which says why it died (at a
 // hard limit the kernel sends SIGKILL), and SIGKILL a second later if it ignores that. A zero
 // leaves a limit as inherited, except core dumps, which are off unless the Spec allows them. A
 // limit above the inherited hard one is held at that: only root in the host's user namespace
 // could raise it.
-func SetRlimits(spec *plan.Spec) error {
-	l := spec.Limits
+func SetRlimits(l plan.Limits, log verbose.Log) error {
 	for _, r := range []struct {
 		name     string
 		resource int
@@ -40,7 +39,7 @@ func SetRlimits(spec *plan.Spec) error {
 		}
 		v := min(r.value, cur.Max)
 		if v < r.value {
-			verbose.Logf(spec, "init: rlimit %s %d held at the inherited hard limit %d", r.name, r.value, v)
+			log.Printf("init: rlimit %s %d held at the inherited hard limit %d", r.name, r.value, v)
 		}
 		hard := v
 		if r.resource == unix.RLIMIT_CPU {

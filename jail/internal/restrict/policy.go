@@ -61,9 +61,9 @@ func CompileSeccomp(spec *plan.Spec) ([]byte, error) {
 
 // InstallSeccomp loads the program compiled by CompileSeccomp on the calling thread; with the
 // filter turned off there is none, which -v says.
-func InstallSeccomp(spec *plan.Spec, bpf []byte) error {
+func InstallSeccomp(bpf []byte, log verbose.Log) error {
 	if bpf == nil {
-		verbose.Logf(spec, "init: no seccomp filter (syscalls.default = \"off\")")
+		log.Printf("init: no seccomp filter (syscalls.default = \"off\")")
 		return nil
 	}
 	return seccomp.Install(bpf)

@@ -5,14 +5,12 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/jail-sandbox/jail/plan"
 )
 
 // DropCapabilities empties every capability set of this thread: bounding and ambient first
 // (dropping the bounding set needs CAP_SETPCAP), then effective, permitted and inheritable. With
 // the bounding set empty, not even root regains a capability by executing a file.
-func DropCapabilities(*plan.Spec) error {
+func DropCapabilities() error {
 	for c := 0; ; c++ {
 		if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
 			break // past the last capability this kernel knows
@@ -33,7 +31,7 @@ func DropCapabilities(*plan.Spec) error {
 }
 
 // SetNoNewPrivs keeps execve from granting privileges (setuid bits, file capabilities).
-func SetNoNewPrivs(*plan.Spec) error {
+func SetNoNewPrivs() error {
 	return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 }
 
@@ -58,12 +56,12 @@ func HoldsCapabilities() bool {
 
 // SetNonDumpable keeps the command (same uid, no capabilities) from ptracing init or reading its
 // memory and environment through /proc/1.
-func SetNonDumpable(*plan.Spec) error {
+func SetNonDumpable() error {
 	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }
 
 // CloseInheritedFds makes every descriptor above stderr close-on-exec: init keeps its report
 // pipe, the command gets only 0, 1 and 2.
-func CloseInheritedFds(*plan.Spec) error {
+func CloseInheritedFds() error {
 	return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 }

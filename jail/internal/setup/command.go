@@ -9,58 +9,42 @@ import (
 	"github.com/jail-sandbox/jail/jail/internal/explain"
 	"github.com/jail-sandbox/jail/jail/internal/fail"
 	"github.com/jail-sandbox/jail/jail/internal/restrict"
-	"github.com/jail-sandbox/jail/jail/internal/spawn"
 	"github.com/jail-sandbox/jail/jail/internal/tty"
-	"github.com/jail-sandbox/jail/jail/internal/verbose"
 	"github.com/jail-sandbox/jail/jail/internal/wire"
 	"github.com/jail-sandbox/jail/landlock"
-	"github.com/jail-sandbox/jail/plan"
 )
 
 // defaultPath is searched when the Spec's environment has no PATH, as execvp(3) does.
 const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 
-// startPayload restricts one locked OS thread and starts the command from it, in a new session,
-// as pid 1's child. The restrictions are per thread and inherited by a fork: the command gets
-// them all, the setup's other threads (relaying a terminal, reporting) none. A setup that stays
-// keeps that thread off its leader, out of the command's signals (restrict.GoRestricting).
-func startPayload(cfg *wire.Config, stdio tty.Stdio, ctty bool) (pid int, err error) {
-	spec := cfg.Spec
-	path, err := LookPath(spec.Argv[0], spec.Cwd, spec.Env)
+// startCommand restricts one locked OS thread and starts the command from it, in a new session,
+// as pid 1's child (the onThread phases). A setup that stays keeps that thread off its leader,
+// out of the command's signals (restrict.GoRestricting).
+func (s *setup) startCommand(stdio tty.Stdio, ctty bool) (pid int, err error) {
+	path, err := LookPath(s.spec.Argv[0], s.spec.Cwd, s.spec.Env)
 	if err != nil {
-		return 0, fail.Exec(spec.Argv[0], err)
+		return 0, fail.Exec(s.spec.Argv[0], err)
 	}
 	type started struct {
 		pid int
 		err error
 	}
 	done := make(chan started)
-	restrict.GoRestricting(setupStays(cfg), func() {
-		pid, err := restrictAndStart(cfg, path, stdio, ctty)
+	restrict.GoRestricting(setupStays(s.cfg), func() {
+		pid, err := s.restrictAndStart(path, stdio, ctty)
 		done <- started{pid, err}
 	})
-	s := <-done
-	return s.pid, s.err
+	r := <-done
+	return r.pid, r.err
 }
 
 // restrictAndStart runs on the locked thread: each restriction, then the command.
-func restrictAndStart(cfg *wire.Config, path string, stdio tty.Stdio, ctty bool) (int, error) {
-	spec := cfg.Spec
-	var steps []Step
-	if cfg.SchedOther {
-		steps = append(steps, Step{spawn.StepSchedOther, spawn.RestoreSchedOther}) // spawn/batch.c
-	}
-	err := runInitSteps(spec, append(steps, []Step{
-		{"drop capabilities", restrict.DropCapabilities},
-		{"set no_new_privs", restrict.SetNoNewPrivs},
-		{"apply landlock", func(spec *plan.Spec) error { return applyLandlock(spec, cfg.Observe) }},
-		{"watch for --explain", func(spec *plan.Spec) error { return explain.Start(spec, tellDenial) }}, // before the main filter
-		{"install seccomp filter", func(spec *plan.Spec) error { return restrict.InstallSeccomp(spec, cfg.BPF) }},
-	}...))
-	if err != nil {
+func (s *setup) restrictAndStart(path string, stdio tty.Stdio, ctty bool) (int, error) {
+	if err := s.runPhases(onThread); err != nil {
 		return 0, err
 	}
-	verbose.Logf(spec, "init: exec %s", path)
+	spec := s.spec
+	s.log.Printf("init: exec %s", path)
 	// syscall.ForkExec, not os/exec: os.StartProcess probes pidfd support on its first use (four
 	// syscalls and a vfork'ed child, 0.17 ms), and this process does not wait for the command:
 	// CLONE_PARENT makes it pid 1's child (pid1.c).
@@ -77,18 +61,18 @@ func restrictAndStart(cfg *wire.Config, path string, stdio tty.Stdio, ctty bool)
 	return pid, nil
 }
 
-// applyLandlock restricts this thread to the Spec's grants, as paths inside the sandbox, and
+// applyLandlock restricts this thread to the plan's grants, as paths inside the sandbox, and
 // tells the host what it applied when the run is observed.
-func applyLandlock(spec *plan.Spec, observed bool) error {
-	rep, err := landlock.Restrict(restrict.LandlockConfig(spec))
+func (s *setup) applyLandlock() error {
+	rep, err := landlock.Restrict(restrict.LandlockConfig(s.spec))
 	if err != nil {
 		return err
 	}
-	if observed {
+	if s.cfg.Observe {
 		wire.Tell(wire.Message{Landlock: &rep}) // for --report
 	}
 	if len(rep.Missing) > 0 {
-		verbose.Logf(spec, "init: landlock ABI %d lacks %s", rep.ABI, strings.Join(rep.Missing, ", "))
+		s.log.Printf("init: landlock ABI %d lacks %s", rep.ABI, strings.Join(rep.Missing, ", "))
 	}
 	return nil
 }

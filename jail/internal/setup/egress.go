@@ -1,14 +1,13 @@
 package setup
 
 import (
-	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/proxy"
 )
 
-// startEgressPorts is init's step for mode "proxy": 127.0.0.1 ports that forward to the bound
+// serveEgressPorts is init's step for mode "proxy": 127.0.0.1 ports that forward to the bound
 // socket, listening before the command starts.
-func startEgressPorts(spec *plan.Spec) error {
-	p := spec.Network.Proxy
+func (s *setup) serveEgressPorts() error {
+	p := s.spec.Network.Proxy
 	if p == nil {
 		return nil
 	}

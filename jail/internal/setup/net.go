@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/jail-sandbox/jail/plan"
 )
 
 // bringUpLoopback brings lo up in the sandbox's own network namespace (it starts down), so the
@@ -30,8 +28,9 @@ func bringUpLoopback() error {
 	return nil
 }
 
-// setHostname gives the sandbox's own UTS namespace the Spec's hostname.
-func setHostname(spec *plan.Spec) error {
+// setHostname gives the sandbox's own UTS namespace the plan's hostname.
+func (s *setup) setHostname() error {
+	spec := s.spec
 	if !spec.Namespaces.UTS || spec.Hostname == "" {
 		return nil
 	}

@@ -12,7 +12,7 @@ import (
 // terminal to relay, a run to report, the egress proxy's ports, --explain's listener. Otherwise
 // it exits once it has named the command, and pid 1 alone sees the run to its end.
 func setupStays(cfg *wire.Config) bool {
-	return cfg.Terminal || cfg.Observe || cfg.Spec.Network.Proxy != nil || cfg.Spec.Explain
+	return cfg.Terminal || cfg.Observe || cfg.Spec.Network.Proxy != nil || cfg.Explain
 }
 
 // endRest kills what the command left behind, from a setup that stayed for its end, and waits

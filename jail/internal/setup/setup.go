@@ -4,20 +4,21 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/jail/internal/fail"
 	"github.com/jail-sandbox/jail/jail/internal/mount"
-	"github.com/jail-sandbox/jail/jail/internal/restrict"
 	"github.com/jail-sandbox/jail/jail/internal/spawn"
 	"github.com/jail-sandbox/jail/jail/internal/verbose"
 	"github.com/jail-sandbox/jail/jail/internal/wire"
 	"github.com/jail-sandbox/jail/plan"
 )
 
-// Run reads the plan, builds the sandbox, starts the command and returns the setup's exit status. A
-// failure is sent to the host over wire.ReportFd, which prints it as jail's one-line error.
+// Run reads the plan, builds the sandbox, starts the command and returns the setup's exit
+// status. A failure is sent to the host over wire.ReportFd, which prints it as jail's one-line
+// error.
 func Run() (status int) {
 	defer func() {
 		// A bug in init still ends as jail's one-line error, not as a stack trace the host
@@ -35,7 +36,7 @@ func Run() (status int) {
 	if err != nil {
 		return sendReport(fail.New("read sandbox plan", "", err))
 	}
-	pre, err := prepare(ns) // prelude.go
+	s, err := prepare(ns)
 	if err != nil {
 		return sendReport(fail.New("sandbox init", "", err))
 	}
@@ -43,47 +44,55 @@ func Run() (status int) {
 	if err != nil {
 		return sendReport(fail.New("read sandbox plan", "", err))
 	}
-	verbose.Started = cfg.Started
+	s.cfg, s.spec, s.log = cfg, cfg.Spec, verbose.New(cfg.Verbose, cfg.Started)
 	hostLeft = cfg.HostLeaves
-	pre.log(cfg.Spec)
-	if !pre.fits(cfg.Spec) {
+	s.logPrelude()
+	if ns, _ := wire.CloneFlags(s.spec.Namespaces); ns != s.ns {
 		return sendReport(&fail.Error{Op: "read sandbox plan", Detail: "the plan's namespaces are not init's", Exit: fail.ExitSetup})
 	}
-	status, err = sandboxInit(cfg, host, pre, p1)
+	status, err = s.run(host, p1)
 	if err != nil {
 		return sendReport(fail.New("setup", "", err))
 	}
 	return status
 }
 
-// initStep is one named step of the sandbox's setup.
-type Step struct {
-	Name string
-	Run  func(*plan.Spec) error
+// setup is init's setup as it goes: what it did before the plan arrived, then the plan.
+type setup struct {
+	ns    uintptr      // the clone flags of init's namespaces
+	nsDir int          // init's /proc/self/ns on the host's /proc, for the status record; -1: none
+	roots *mount.Roots // the scratch root init entered, where the plan's root is built
+	done  []doneStep   // the phases run before the plan, logged once the plan says whether to
+	ready time.Time    // when init began to wait for its plan
+
+	cfg  *wire.Config // the plan and how to run it; nil until it arrives
+	spec *plan.Spec   // cfg.Spec
+	log  verbose.Log
 }
 
-// sandboxInit builds the sandbox in the new namespaces, in this order, on what the prelude did,
-// then starts the command as p1's child and names it to p1, which forwards signals to it and
-// reaps it. Each step is a function of its own; a failing one stops the run and its error, naming
-// the step, goes back to the host. When setupStays, it waits for the command's end, finishes the
-// run and returns the command's status; otherwise it returns 0 at once, which pid 1 ignores: it
-// exits with the command's status.
-func sandboxInit(cfg *wire.Config, host *os.File, pre *prelude, p1 *spawn.Pid1) (int, error) {
-	err := runInitSteps(cfg.Spec, []Step{
-		{"build the root filesystem", func(spec *plan.Spec) error { // Spec.Mounts, pivot_root, read-only
-			return mount.SetupRoot(spec, pre.roots)
-		}},
-		{"serve the egress proxy ports", startEgressPorts}, // egress.go
-		{"set hostname", setHostname},
-		{"set resource limits", restrict.SetRlimits},
-		{"close inherited descriptors", restrict.CloseInheritedFds},
-		{"enter the working directory", enterCwd},
-	})
-	if err != nil {
+// prepare runs the phases before the plan for the namespaces ns.
+func prepare(ns uintptr) (*setup, error) {
+	if ns&unix.CLONE_NEWNS == 0 {
+		return nil, &fail.Error{Op: "sandbox init", Detail: "started without a mount namespace", Exit: fail.ExitSetup}
+	}
+	s := &setup{ns: ns, nsDir: -1}
+	if err := s.runPhases(beforePlan); err != nil {
+		return nil, err
+	}
+	s.ready = time.Now()
+	return s, nil
+}
+
+// run builds the sandbox from the plan, on what was done before it came, then starts the command
+// as p1's child and names it to p1, which forwards signals to it and reaps it. When the setup
+// stays (setupStays), it waits for the command's end, finishes the run and returns the command's
+// status; otherwise it returns 0 at once, which pid 1 ignores: it exits with the command's status.
+func (s *setup) run(host *os.File, p1 *spawn.Pid1) (int, error) {
+	if err := s.runPhases(afterPlan); err != nil {
 		return 0, err
 	}
-	namespaces := pre.namespaces(cfg.Observe)
-	tty, stdio := commandTerminal(cfg)
+	namespaces := s.namespaces()
+	tty, stdio := s.commandTerminal()
 	if tty != nil {
 		tty.FollowResizes() // pid 1 sends it SIGWINCH (JAIL_LINK_WINCH)
 	}
@@ -92,14 +101,14 @@ func sandboxInit(cfg *wire.Config, host *os.File, pre *prelude, p1 *spawn.Pid1) 
 	if err := hostCatchesSignals(host); err != nil {
 		return 0, fail.New("wait for the host", "", err)
 	}
-	pid, err := startPayload(cfg, stdio, tty != nil)
+	pid, err := s.startCommand(stdio, tty != nil)
 	if err != nil {
 		return 0, err
 	}
-	if cfg.Observe {
-		wire.Tell(wire.Message{Started: &wire.Started{PID: pid, Namespaces: namespaces}}) // messages.go
+	if s.cfg.Observe {
+		wire.Tell(wire.Message{Started: &wire.Started{PID: pid, Namespaces: namespaces}})
 	}
-	stays := setupStays(cfg)
+	stays := setupStays(s.cfg)
 	if err := p1.Name(pid, stays, tty != nil); err != nil {
 		return 0, fail.New("name the command to pid 1", "", err)
 	}
@@ -114,9 +123,9 @@ func sandboxInit(cfg *wire.Config, host *os.File, pre *prelude, p1 *spawn.Pid1) 
 	if err != nil {
 		return 0, fail.New("wait for the command", "", err)
 	}
-	endRest(pid, pre.flags&unix.CLONE_NEWPID != 0)
+	endRest(pid, s.ns&unix.CLONE_NEWPID != 0)
 	tty.Finish()
-	if cfg.Observe {
+	if s.cfg.Observe {
 		if ru, err := p1.Usage(); err == nil { // without it the host's own measure of init stands in
 			wire.TellExited(ws, ru)
 		}
@@ -124,16 +133,16 @@ func sandboxInit(cfg *wire.Config, host *os.File, pre *prelude, p1 *spawn.Pid1) 
 	return fail.ExitStatus(ws), nil
 }
 
-// runInitSteps runs steps in order, logging each when verbose. The first failure stops them and
-// comes back as an *Error named after its step.
-func runInitSteps(spec *plan.Spec, steps []Step) error {
-	for _, step := range steps {
-		verbose.Logf(spec, "init: %s", step.Name)
-		if err := step.Run(spec); err != nil {
-			return fail.New(step.Name, "", err)
-		}
+// namespaces returns init's namespaces when the run is observed (reading them costs 0.1 ms),
+// and lets go of the host's /proc: the descriptor must not outlive setup.
+func (s *setup) namespaces() wire.NSInodes {
+	var ns wire.NSInodes
+	if s.cfg.Observe {
+		ns = wire.ReadNSInodes(s.nsDir)
 	}
-	return nil
+	unix.Close(s.nsDir)
+	s.nsDir = -1
+	return ns
 }
 
 // hostCatchesSignals returns once the host catches the signals it forwards to the command: it
@@ -163,10 +172,10 @@ func sendReport(e *fail.Error) int {
 	return e.Exit
 }
 
-// enterCwd makes the Spec's working directory init's, which the command inherits.
-func enterCwd(spec *plan.Spec) error {
-	if err := os.Chdir(spec.Cwd); err != nil {
-		return &fail.Error{Op: "chdir", Path: spec.Cwd, Errno: fail.Errno(err), Exit: fail.ExitSetup}
+// enterCwd makes the plan's working directory init's, which the command inherits.
+func (s *setup) enterCwd() error {
+	if err := os.Chdir(s.spec.Cwd); err != nil {
+		return &fail.Error{Op: "chdir", Path: s.spec.Cwd, Errno: fail.Errno(err), Exit: fail.ExitSetup}
 	}
 	return nil
 }

@@ -8,8 +8,6 @@ import "C"
 import (
 	"os"
 	"syscall"
-
-	"github.com/jail-sandbox/jail/plan"
 )
 
 // StepSchedOther names RestoreSchedOther as a setup step.
@@ -22,7 +20,7 @@ func Batched() bool {
 
 // RestoreSchedOther gives the calling thread SCHED_OTHER back, keeping its nice value, so that
 // the command it starts is scheduled as jail's caller was.
-func RestoreSchedOther(*plan.Spec) error {
+func RestoreSchedOther() error {
 	if e := C.jail_unbatch_thread(); e < 0 {
 		return &os.SyscallError{Syscall: "sched_setscheduler", Err: syscall.Errno(-e)}
 	}

@@ -6,38 +6,45 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/jail-sandbox/jail/jail/internal/spawn"
-	"github.com/jail-sandbox/jail/plan"
 )
 
-// started is when jail started (CLOCK_MONOTONIC, nanoseconds), which verbose lines count from:
-// noted before Go's runtime in the host, taken from the plan in init (wire.Config.Started), so the
-// host's and init's lines share one clock and show which of the two a run waited for.
-var Started = spawn.Started
+// Log writes -v's lines when it is on. Each ends in the time since jail started, on one clock
+// for the host and init (the host notes it before Go's runtime, init takes it from the plan), so
+// the two processes' lines show which of them a run waited for. The zero Log writes nothing.
+type Log struct {
+	on      bool
+	started int64 // when jail started: CLOCK_MONOTONIC, nanoseconds
+}
 
-// Logf writes one "jail: " line to this process's stderr when the Spec asks for a verbose run,
-// ending in the time since jail started. In the sandbox that is the command's stderr, and jail's
-// CLI gives the command its own, so the host's and init's steps interleave in order on one
-// stream.
-func Logf(spec *plan.Spec, format string, args ...any) {
-	if spec.Verbose {
-		logLine(monotonic(), format, args...)
+// New returns a Log that writes when on, counting from started (CLOCK_MONOTONIC, nanoseconds).
+func New(on bool, started int64) Log {
+	return Log{on: on, started: started}
+}
+
+// On reports whether l writes.
+func (l Log) On() bool { return l.on }
+
+// Printf writes one "jail: " line to this process's stderr, ending in the time since jail
+// started. In the sandbox that is the command's stderr, and jail's CLI gives the command its
+// own, so the host's and init's steps interleave in order on one stream.
+func (l Log) Printf(format string, args ...any) {
+	if l.on {
+		l.line(monotonic(), format, args...)
 	}
 }
 
-// LogAt is Logf for a step that began at t, logged later. t comes from time.Now (the vDSO, so
-// that init's prelude can note its steps' times cheaply on every run) and is put on started's
-// clock only here, in a verbose run.
-func LogAt(spec *plan.Spec, t time.Time, format string, args ...any) {
-	if spec.Verbose {
-		logLine(monotonicAt(t), format, args...)
+// At is Printf for a step that began at t, logged later. t comes from time.Now (the vDSO, so
+// that init's prelude can note its steps' times cheaply on every run) and is put on the start's
+// clock only here, when l writes.
+func (l Log) At(t time.Time, format string, args ...any) {
+	if l.on {
+		l.line(monotonicAt(t), format, args...)
 	}
 }
 
-// logLine writes a verbose line for a step at CLOCK_MONOTONIC at.
-func logLine(at int64, format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "jail: "+format+" (+%.2f ms)\n", append(args, float64(at-Started)/1e6)...)
+// line writes a line for a step at CLOCK_MONOTONIC at.
+func (l Log) line(at int64, format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "jail: "+format+" (+%.2f ms)\n", append(args, float64(at-l.started)/1e6)...)
 }
 
 // monotonicAt is t on CLOCK_MONOTONIC. Go's clock is the same one counted from another origin,
@@ -54,7 +61,7 @@ func monotonicAt(t time.Time) int64 {
 	}
 }
 
-// monotonic is CLOCK_MONOTONIC in nanoseconds, the clock started is on (no namespace changes
+// monotonic is CLOCK_MONOTONIC in nanoseconds, the clock of jail's start (no namespace changes
 // it). x/sys/unix reads it with a system call, not the vDSO: only verbose runs call it.
 func monotonic() int64 {
 	var t unix.Timespec
