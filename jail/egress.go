@@ -9,9 +9,9 @@ import (
 	"github.com/jail-sandbox/jail/proxy"
 )
 
-// egress is the host side of network mode "proxy": the proxy server for this sandbox. Its
-// socket is bound into the sandbox (one more mount op, appended to the plan here because only
-// now does the host path exist), where init serves the proxy ports on 127.0.0.1.
+// egress is the host side of network mode "proxy": the proxy server for this sandbox, on the
+// socket the plan binds into the sandbox (Proxy.HostSocket), where init serves the proxy ports
+// on 127.0.0.1.
 type egress struct {
 	host  *proxy.Host
 	quiet bool
@@ -26,12 +26,11 @@ func startEgress(spec *plan.Spec, opts Options, stderr io.Writer) (*egress, erro
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	h, err := proxy.StartHost(proxy.Policy{Allow: p.Allow, Deny: p.Deny, AllowPrivate: p.AllowPrivate},
+	h, err := proxy.StartHost(p.HostSocket, proxy.Policy{Allow: p.Allow, Deny: p.Deny, AllowPrivate: p.AllowPrivate},
 		proxy.Options{Log: stderr, Quiet: opts.Quiet})
 	if err != nil {
 		return nil, fail.New("start egress proxy", "", err)
 	}
-	spec.Mounts = append(spec.Mounts, plan.Mount{Kind: plan.MountROBind, Source: h.Socket, Target: p.Socket})
 	opts.log().Printf("host: egress proxy on %s, bound at %s", h.Socket, p.Socket)
 	return &egress{host: h, quiet: opts.Quiet}, nil
 }

@@ -94,16 +94,21 @@ type Network struct {
 	Proxy *Proxy `json:"proxy,omitempty"`
 }
 
-// Proxy is the egress proxy's plan: the host runs the proxy (package proxy) for this policy on a
-// unix socket, the launcher binds that socket at Socket, and init serves HTTPPort and SOCKSPort
-// on the sandbox's 127.0.0.1, forwarding to it. Env already points the command at those ports.
+// Proxy is the egress proxy's plan: the host runs the proxy (package proxy) for this policy on the
+// unix socket HostSocket, Mounts binds that socket at Socket (its last ro-bind), and init serves
+// HTTPPort and SOCKSPort on the sandbox's 127.0.0.1, forwarding to it. Env already points the
+// command at those ports.
 type Proxy struct {
 	Allow        []string `json:"allow"`
 	Deny         []string `json:"deny,omitempty"`
 	AllowPrivate bool     `json:"allow_private,omitempty"`
-	Socket       string   `json:"socket"`
-	HTTPPort     uint16   `json:"http_port"`
-	SOCKSPort    uint16   `json:"socks_port"`
+	// HostSocket is where the host listens: a socket in a directory of its own (mode 0700) that
+	// the host creates when the run starts, under a name chosen at resolution, so that no other
+	// user can have made it first.
+	HostSocket string `json:"host_socket"`
+	Socket     string `json:"socket"`
+	HTTPPort   uint16 `json:"http_port"`
+	SOCKSPort  uint16 `json:"socks_port"`
 }
 
 // Limits are resource limits applied to the command.

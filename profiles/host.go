@@ -1,10 +1,13 @@
 package profiles
 
 import (
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Host is what resolution needs to know about the caller: it fills the variables and the
@@ -13,6 +16,9 @@ type Host struct {
 	Home, Cwd, TmpDir string   // TmpDir "" means $TMPDIR is unset
 	Environ           []string // KEY=VALUE, as os.Environ
 	UID, GID          int
+	// RunID names the files one run makes on the host (the egress proxy's socket directory):
+	// random, so that no other user can guess them and make them first.
+	RunID string
 }
 
 // HostFromOS describes the calling process.
@@ -25,9 +31,15 @@ func HostFromOS() (Host, error) {
 	if err != nil {
 		return Host{}, fmt.Errorf("working directory: %w", err)
 	}
+	// 64 bits from getrandom(2), in a short name (a unix socket's path must be short); not
+	// crypto/rand, whose package set-up every run of jail would pay for.
+	id := make([]byte, 8)
+	if _, err := unix.Getrandom(id, 0); err != nil {
+		return Host{}, fmt.Errorf("getrandom: %w", err)
+	}
 	return Host{
 		Home: home, Cwd: cwd, TmpDir: os.Getenv("TMPDIR"),
-		Environ: os.Environ(), UID: os.Getuid(), GID: os.Getgid(),
+		Environ: os.Environ(), UID: os.Getuid(), GID: os.Getgid(), RunID: hex.EncodeToString(id),
 	}, nil
 }
 

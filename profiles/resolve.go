@@ -67,6 +67,12 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 		Fallback:    e.Sandbox.Fallback,
 		AllowWeaker: deref(e.Sandbox.AllowWeaker),
 	}
+	if p := spec.Network.Proxy; p != nil {
+		// The proxy's socket, bound last; Landlock's rules, which mirror the grants, leave it
+		// out: init's setup, which reaches it, is not restricted.
+		p.HostSocket = proxy.HostSocket(tempDir(host, pl.links), host.RunID)
+		spec.Mounts = append(spec.Mounts, plan.Mount{Kind: plan.MountROBind, Source: p.HostSocket, Target: p.Socket})
+	}
 	for _, w := range append(warnings, pl.warnings...) {
 		spec.Warnings = append(spec.Warnings, w.Error())
 	}
@@ -135,6 +141,17 @@ func proxyPlan(n NetworkRules) *plan.Proxy {
 	}
 	return &plan.Proxy{Allow: n.Allow, Deny: n.Deny, AllowPrivate: deref(n.AllowPrivate),
 		Socket: proxy.SocketPath, HTTPPort: proxy.HTTPPort, SOCKSPort: proxy.SOCKSPort}
+}
+
+// tempDir is the host's temporary directory ($TMPDIR, else /tmp) with its symlinks resolved, as
+// os.TempDir would name it; as written when it cannot be resolved (then the run fails to create
+// the directory there, and says so).
+func tempDir(host Host, links symlinks) string {
+	dir := cmp.Or(host.TmpDir, "/tmp")
+	if resolved, err := links.eval(dir); err == nil {
+		return resolved
+	}
+	return dir
 }
 
 // proxyEnv points the command's tools at the proxy ports, in mode "proxy".

@@ -48,7 +48,7 @@ func TestFromAnotherNetworkNamespace(t *testing.T) {
 		}
 	}
 	_, port := upstream(t, hello)
-	h, err := StartHost(Policy{Allow: []string{"allowed.test:" + port}, AllowPrivate: true}, Options{
+	h, err := StartHost(HostSocket(t.TempDir(), "test"), Policy{Allow: []string{"allowed.test:" + port}, AllowPrivate: true}, Options{
 		Log:      &syncBuffer{},
 		LookupIP: lookupMap(map[string]string{"allowed.test": "127.0.0.1"}),
 	})

@@ -27,6 +27,14 @@ func SandboxEnv() []string {
 
 func loopback(port uint16) string { return "127.0.0.1:" + strconv.Itoa(int(port)) }
 
+// HostSocket names where the host side of one sandbox's proxy will listen: a socket in a new
+// directory under dir (the host's temporary directory, with its symlinks resolved: the launcher
+// binds the socket without following any), named after the run's id, which must be random so
+// that no other user can guess the name and make it first. Nothing is created until StartHost.
+func HostSocket(dir, id string) string {
+	return filepath.Join(dir, "jail-egress-"+id, "egress.sock")
+}
+
 // Host is the host side of one sandbox's proxy: a Server on a unix socket in a private
 // directory (mode 0700, so no other host user can use it), to be bound into the sandbox.
 type Host struct {
@@ -37,21 +45,19 @@ type Host struct {
 	served chan error
 }
 
-// StartHost starts the proxy for a sandbox.
-func StartHost(p Policy, opts Options) (*Host, error) {
+// StartHost starts the proxy for a sandbox on socket (HostSocket), creating its directory,
+// which must not exist yet.
+func StartHost(socket string, p Policy, opts Options) (*Host, error) {
 	srv, err := NewServer(p, opts)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "jail-egress-")
-	if err == nil { // physical: the launcher binds it without following symlinks
-		dir, err = filepath.EvalSymlinks(dir)
-	}
-	if err != nil {
+	dir := filepath.Dir(socket)
+	if err := os.Mkdir(dir, 0o700); err != nil {
 		srv.Close()
 		return nil, fmt.Errorf("egress proxy: %w", err)
 	}
-	h := &Host{Socket: filepath.Join(dir, "egress.sock"), srv: srv, dir: dir, served: make(chan error, 1)}
+	h := &Host{Socket: socket, srv: srv, dir: dir, served: make(chan error, 1)}
 	l, err := net.Listen("unix", h.Socket)
 	if err != nil {
 		srv.Close()
