@@ -200,8 +200,8 @@ func TestEarlyInitKnowsEveryFlag(t *testing.T) {
 	profile.Close()
 }
 
-// openFIFOWriter opens the FIFO at path for writing once a reader has it open, waiting at most
-// ten seconds for one.
+// openFIFOWriter opens the FIFO at path for writing once a reader (jail, reading its profile) has
+// it open, waiting at most ten seconds for one.
 func openFIFOWriter(t *testing.T, path string) *os.File {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -210,7 +210,7 @@ func openFIFOWriter(t *testing.T, path string) *os.File {
 			return f
 		}
 		if !errors.Is(err, syscall.ENXIO) || time.Now().After(deadline) {
-			t.Fatalf("open %s for writing: %v", path, err)
+			t.Fatalf("open %s for writing: %v (no jail reads it)", path, err)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // These tests run jail where the kernel refuses user namespaces, for real: inside an outer user
@@ -28,7 +30,7 @@ var noUserNSPrefix = []string{"unshare", "--user", "--map-root-user", "sh", "-c"
 var noCapsPrefix = []string{"unshare", "--user", "--map-root-user", "sh", "-c",
 	`echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"`, "sh"}
 
-// requireNoUserNSSandbox skips (or fails, under JAIL_MUST_WORK) where the outer sandbox cannot be
+// requireNoUserNSSandbox skips (or fails: testutil.Require) where the outer sandbox cannot be
 // built: no unshare(1), or no user namespaces at all.
 func requireNoUserNSSandbox(t *testing.T) {
 	t.Helper()
@@ -38,7 +40,7 @@ func requireNoUserNSSandbox(t *testing.T) {
 	if errors.As(err, &exit) && exit.ExitCode() == 3 {
 		t.Fatal("the outer sandbox did not stop user namespaces")
 	}
-	requireFeature(t, err == nil, fmt.Sprintf("an outer user namespace with max_user_namespaces=0 (%v)", err))
+	testutil.Require(t, err == nil, "an outer user namespace with max_user_namespaces=0 (%v)", err)
 }
 
 // runJailNoUserNS runs jail with args in dir inside the outer sandbox.
@@ -261,7 +263,7 @@ func TestFallbackStatusAndSession(t *testing.T) {
 func TestFallbackWithoutCapabilities(t *testing.T) {
 	requireNoUserNSSandbox(t)
 	_, err := exec.LookPath("setpriv")
-	requireFeature(t, err == nil, "setpriv(1)")
+	testutil.Require(t, err == nil, "setpriv(1)")
 	proj, outside := project(t)
 	victim := filepath.Join(outside, "victim")
 	script := "echo new > out.txt && grep -c '^Cap...:.0000000000000000$' /proc/self/status && echo pwned > " + victim

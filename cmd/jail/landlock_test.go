@@ -8,16 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/internal/testutil"
 	"github.com/jail-sandbox/jail/landlock"
 )
 
 // Landlock under the namespaced sandbox: it mirrors the grants, holds on its own where the mount
 // view grants too much, and covers TCP ports on the host's network.
 
-// requireLandlock skips (or fails, under JAIL_MUST_WORK) when the kernel lacks Landlock ABI abi.
+// requireLandlock skips (or fails: testutil.Require) when the kernel lacks Landlock ABI abi.
 func requireLandlock(t *testing.T, abi int) {
 	t.Helper()
-	requireFeature(t, landlock.ABI() >= abi, fmt.Sprintf("Landlock ABI %d", abi))
+	testutil.Require(t, landlock.ABI() >= abi, "Landlock ABI %d", abi)
 }
 
 // TestLandlockStandsAlone gives the mount view more than Landlock: the profile's [landlock]
@@ -103,7 +104,7 @@ func TestLandlockTCPPorts(t *testing.T) {
 func TestLandlockScopesAbstractSockets(t *testing.T) {
 	requireLandlock(t, 6)
 	_, err := os.Stat("/usr/bin/python3")
-	requireFeature(t, err == nil, "/usr/bin/python3 (the test's socket client)")
+	testutil.Require(t, err == nil, "/usr/bin/python3 (the test's socket client)")
 	proj, _ := project(t)
 	name := fmt.Sprintf("jail-test-%d", os.Getpid())
 	l, err := net.Listen("unix", "@"+name)

@@ -12,48 +12,58 @@ import (
 	"time"
 )
 
-// jailBin is the jail binary under test: $JAIL_BIN when set (CI builds it once and runs the tests
-// as an ordinary user too), otherwise built from this package in TestMain.
+// jailBin is the jail binary the tests run, as an absolute path: $JAIL_BIN (CI builds it once,
+// as make does, and runs the tests with it as root and as an ordinary user), or without it one
+// TestMain builds from this package. Its file name may be anything.
 var jailBin string
+
+// jailComm is the name the kernel gives the processes of jailBin (the waiter, the host): its file
+// name, cut to the 15 bytes a process name holds.
+var jailComm string
 
 func TestMain(m *testing.M) {
 	os.Exit(runTests(m))
 }
 
 func runTests(m *testing.M) int {
-	jailBin = os.Getenv("JAIL_BIN")
-	if jailBin == "" {
-		dir, err := os.MkdirTemp("", "jail-bin-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		jailBin = filepath.Join(dir, "jail")
-		build := exec.Command("go", "build", "-o", jailBin, ".")
-		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "build jail: %s\n", err)
-			return 1
-		}
+	bin, built, err := testBinary()
+	if built != "" {
+		defer os.RemoveAll(built)
 	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cmd/jail's tests run the jail binary: %s\n", err)
+		return 1
+	}
+	jailBin, jailComm = bin, filepath.Base(bin)[:min(len(filepath.Base(bin)), 15)]
 	return m.Run()
 }
 
-// mustWork is set in CI (JAIL_MUST_WORK=1): there no test may skip for a missing kernel feature.
-func mustWork() bool { return os.Getenv("JAIL_MUST_WORK") == "1" }
-
-// requireFeature skips the test when the kernel lacks what it needs, except where the
-// feature must work, where a missing feature fails the test instead.
-func requireFeature(t *testing.T, have bool, what string) {
-	t.Helper()
-	if have {
-		return
+// testBinary returns the absolute path of the jail binary to test: $JAIL_BIN, checked, or one
+// built into a temporary directory, built, for the caller to remove.
+func testBinary() (bin, built string, err error) {
+	if bin := os.Getenv("JAIL_BIN"); bin != "" {
+		abs, err := filepath.Abs(bin)
+		if err == nil { // a relative path would not hold in the tests' own working directories
+			var fi os.FileInfo
+			if fi, err = os.Stat(abs); err == nil && (!fi.Mode().IsRegular() || fi.Mode()&0o111 == 0) {
+				err = errors.New("not an executable file")
+			}
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("JAIL_BIN=%s: %w (make bin/jail builds one)", bin, err)
+		}
+		return abs, "", nil
 	}
-	if mustWork() {
-		t.Fatalf("%s is missing, and JAIL_MUST_WORK=1", what)
+	if built, err = os.MkdirTemp("", "jail-bin-"); err != nil {
+		return "", "", fmt.Errorf("no JAIL_BIN, and no directory to build one in: %w", err)
 	}
-	t.Skipf("%s is missing on this kernel", what)
+	bin = filepath.Join(built, "jail")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", built, fmt.Errorf("no JAIL_BIN, and go build failed: %w (set JAIL_BIN to a jail binary; make bin/jail builds one)", err)
+	}
+	return bin, built, nil
 }
 
 // runJail runs the jail binary with args in a fresh empty working directory and returns what it

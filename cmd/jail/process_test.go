@@ -279,7 +279,7 @@ func TestSchedulingPolicyIsTheCallers(t *testing.T) {
 	var tasks []string
 	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%[1]d/children", cmd.Process.Pid))
 	for _, pid := range strings.Fields(string(children)) {
-		if comm, _ := os.ReadFile("/proc/" + pid + "/comm"); string(comm) == "jail\n" {
+		if comm, _ := os.ReadFile("/proc/" + pid + "/comm"); string(comm) == jailComm+"\n" {
 			tasks, _ = filepath.Glob("/proc/" + pid + "/task/*/sched")
 		}
 	}
@@ -325,7 +325,10 @@ print(n)`
 // a session of its own) does not outlive the run.
 func TestOrphansDieWithTheCommand(t *testing.T) {
 	marker := fmt.Sprintf("%d.%d", 2000+os.Getpid()%1000, time.Now().UnixNano()%1000000)
-	_, errOut, code := runJail(t, "--", "sh", "-c", "setsid sleep "+marker+" </dev/null >/dev/null 2>&1 & sleep 0.2; exit 0")
+	// The command exits once the background sleep runs (setsid executes it in the same process).
+	script := `setsid sleep "$1" </dev/null >/dev/null 2>&1 &
+		for i in $(seq 500); do [ "$(tr '\0' ' ' </proc/$!/cmdline)" = "sleep $1 " ] && break; sleep 0.01; done; exit 0`
+	_, errOut, code := runJail(t, "--", "sh", "-c", script, "sh", marker)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -339,7 +342,10 @@ func TestOrphansDieWithTheCommand(t *testing.T) {
 // TestInitReapsOrphansAsTheyEnd: init, pid 1, reaps an orphan that ends while the command still
 // runs, rather than leaving it a zombie (which counts against the process limit) until the end.
 func TestInitReapsOrphansAsTheyEnd(t *testing.T) {
-	script := `for i in 1 2 3 4 5; do (true &); done; sleep 0.3; grep -l '^State:.*Z' /proc/[0-9]*/status; echo done`
+	// Each orphan is gone (reaped) before the command ends, or a zombie is listed.
+	script := `for i in 1 2 3 4 5; do (true &); done
+		for i in $(seq 100); do grep -lq '^State:.*Z' /proc/[0-9]*/status 2>/dev/null || break; sleep 0.05; done
+		grep -l '^State:.*Z' /proc/[0-9]*/status 2>/dev/null; echo done`
 	out, errOut, code := runJail(t, "--", "sh", "-c", script)
 	if code != 0 || strings.TrimSpace(out) != "done" {
 		t.Fatalf("zombies left while the command ran (exit %d): %q %s", code, out, errOut)

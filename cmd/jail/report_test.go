@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/jail-sandbox/jail/internal/testutil"
 	"github.com/jail-sandbox/jail/jail"
 	"github.com/jail-sandbox/jail/landlock"
 )
@@ -108,7 +109,7 @@ func TestReportNormalExit(t *testing.T) {
 	if !l.NoNewPrivs || !l.CapabilitiesDropped {
 		t.Errorf("layers %+v", l)
 	}
-	if abi := landlock.ABI(); abi > 0 || mustWork() {
+	if abi := landlock.ABI(); abi > 0 || testutil.MustWork() {
 		if l.Landlock == nil || l.Landlock.ABI != abi || l.Landlock.Mode != "best-effort" {
 			t.Errorf("landlock %+v, kernel ABI %d", l.Landlock, abi)
 		}
@@ -164,7 +165,10 @@ func TestReportSignalDeath(t *testing.T) {
 // TestReportCountsWhatTheCommandLeft: the usage reported includes a process the command left
 // running, which jail kills at the end: pid 1 measures once it has reaped it (pid1.c).
 func TestReportCountsWhatTheCommandLeft(t *testing.T) {
-	r := runJailReport(t, "--", "sh", "-c", `sh -c 'while :; do :; done' & sleep 0.5`)
+	// The command exits once the loop it leaves has used 0.15 s of CPU (field 14 of its stat:
+	// user time, in 100 Hz ticks).
+	r := runJailReport(t, "--", "sh", "-c", `sh -c 'while :; do :; done' &
+		until [ "$(cut -d' ' -f14 /proc/$!/stat)" -ge 15 ]; do sleep 0.05; done`)
 	u := r.report.Usage
 	if r.code != 0 || u == nil || u.Of != "command" || u.UserSeconds+u.SystemSeconds < 0.1 {
 		t.Errorf("exit %d, usage %+v: want the busy loop's CPU time in it; stderr %q", r.code, u, r.stderr)
@@ -276,7 +280,7 @@ func TestReportFallback(t *testing.T) {
 		rep.Usage == nil || rep.Usage.Of != "command" {
 		t.Fatalf("exit %d, report %+v, layers %+v; stderr %q", r.code, rep, rep.Layers, r.stderr)
 	}
-	if abi := landlock.ABI(); (abi > 0 || mustWork()) && (rep.Layers.Landlock == nil || rep.Layers.Landlock.ABI != abi) {
+	if abi := landlock.ABI(); (abi > 0 || testutil.MustWork()) && (rep.Layers.Landlock == nil || rep.Layers.Landlock.ABI != abi) {
 		t.Errorf("landlock %+v, kernel ABI %d", rep.Layers.Landlock, abi)
 	}
 	// The start record names the command itself: there is no init and no namespace of its own.

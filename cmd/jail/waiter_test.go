@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -74,11 +75,11 @@ func TestHostLeavesOnceTheCommandRuns(t *testing.T) {
 
 	jail, _ := startSleeping(t, hostStays(t)...)
 	children := jailChildren(t, jail.Process.Pid)
-	if len(children) != 2 || !hasComm(children, "jail-init") || !hasComm(children, "jail") {
+	if len(children) != 2 || !hasComm(children, "jail-init") || !hasComm(children, jailComm) {
 		t.Fatalf("jail's children with a report: %v, want init and the host", children)
 	}
 	for pid, comm := range children {
-		if comm == "jail" && sessionOf(t, pid) == sessionOf(t, jail.Process.Pid) {
+		if comm == jailComm && sessionOf(t, pid) == sessionOf(t, jail.Process.Pid) {
 			t.Errorf("the host %d is in jail's session", pid)
 		}
 	}
@@ -89,7 +90,7 @@ func TestHostLeavesOnceTheCommandRuns(t *testing.T) {
 func TestKilledHostTakesTheSandboxWithIt(t *testing.T) {
 	jail, sleep := startSleeping(t, hostStays(t)...)
 	for pid, comm := range jailChildren(t, jail.Process.Pid) {
-		if comm == "jail" {
+		if comm == jailComm {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
@@ -146,7 +147,7 @@ func TestKilledJailTakesTheHostWithIt(t *testing.T) {
 	jail, sleep := startSleeping(t, hostStays(t)...)
 	var host int
 	for pid, comm := range jailChildren(t, jail.Process.Pid) {
-		if comm == "jail" {
+		if comm == jailComm {
 			host = pid
 		}
 	}
@@ -223,28 +224,26 @@ func TestSignalsBeforeTheCommandAreKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		// The waiter, init and the host exist (the host waiting for its profile), and the
-		// waiter has had time to block signals, which it does right after forking the host.
+		// The waiter, init and the host exist (the host waiting for its profile), and the one
+		// the signal goes to blocks it: the waiter right after forking the host, pid 1 before
+		// forking the setup.
 		var children map[int]string
 		for i := 0; i < 100 && len(children) < 2; i++ {
 			time.Sleep(10 * time.Millisecond)
 			children = jailChildren(t, cmd.Process.Pid)
 		}
-		time.Sleep(50 * time.Millisecond)
 		pid := cmd.Process.Pid // jail: the waiter
 		for child, comm := range children {
 			if to == "jail-init" && comm == to {
 				pid = child
 			}
 		}
+		waitForSignal(t, pid, "SigBlk", syscall.SIGUSR1)
 		syscall.Kill(pid, syscall.SIGUSR1)
-		// The signal is pending where it went, the plan unsent. Then the profile: opening the
-		// FIFO fails with ENXIO if jail is gone.
-		time.Sleep(100 * time.Millisecond)
-		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-		if err != nil {
-			t.Fatalf("SIGUSR1 to %s: jail no longer reads its profile: %v", to, err)
-		}
+		// The signal is pending where it went, the plan unsent. Then the profile, once the host
+		// reads it (and so still runs).
+		waitForSignal(t, pid, "ShdPnd", syscall.SIGUSR1)
+		f := openFIFOWriter(t, fifo)
 		f.WriteString("extends = [\"agent\"]\n")
 		f.Close()
 		start := time.Now()
@@ -252,6 +251,28 @@ func TestSignalsBeforeTheCommandAreKept(t *testing.T) {
 		if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGUSR1) || time.Since(start) > 5*time.Second {
 			t.Errorf("SIGUSR1 to %s (pid %d of %v) before the command existed: exit %d after %v, want %d at once",
 				to, pid, children, code, time.Since(start), 128+int(syscall.SIGUSR1))
+		}
+	}
+}
+
+// waitForSignal returns once sig is in the signal set field ("SigBlk": blocked, "ShdPnd":
+// pending for the process) of process pid's /proc status, waiting at most ten seconds.
+func waitForSignal(t *testing.T, pid int, field string, sig syscall.Signal) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			t.Fatalf("process %d: %v", pid, err)
+		}
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, field+":"); ok {
+				if set, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && set&(1<<(sig-1)) != 0 {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v never in %s of process %d", sig, field, pid)
 		}
 	}
 }

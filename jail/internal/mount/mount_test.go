@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/internal/testutil"
 	"github.com/jail-sandbox/jail/jail/internal/verbose"
 	"github.com/jail-sandbox/jail/plan"
 )
@@ -73,7 +74,7 @@ type mountRun struct {
 }
 
 // runMountScenario runs sc in the two stages. It skips when the kernel refuses user namespaces
-// or lacks the new mount API, unless JAIL_MUST_WORK=1.
+// or lacks the new mount API (testutil.Require).
 func runMountScenario(t *testing.T, sc mountScenario) mountRun {
 	t.Helper()
 	js, err := json.Marshal(sc)
@@ -89,13 +90,13 @@ func runMountScenario(t *testing.T, sc mountScenario) mountRun {
 	var exitErr *exec.ExitError
 	switch {
 	case err != nil && !errors.As(err, &exitErr):
-		skipUnlessMustWork(t, "user namespaces unavailable: %v", err)
+		testutil.Require(t, false, "user namespaces (%v)", err)
 		t.Fatalf("start stage 1: %v", err)
 	case err != nil:
 		t.Fatalf("stages failed: %v\n%s%s", err, out, stderr.String())
 	}
 	if msg, ok := strings.CutPrefix(string(out), lineUnusable); ok {
-		skipUnlessMustWork(t, "user namespace without mount rights: %s", msg)
+		testutil.Require(t, false, "a user namespace with mount rights (%s)", msg)
 		t.Fatalf("user namespace without mount rights: %s", msg)
 	}
 	run := mountRun{results: map[string]string{}, stderr: stderr.String()}
@@ -110,18 +111,9 @@ func runMountScenario(t *testing.T, sc mountScenario) mountRun {
 		}
 	}
 	if strings.Contains(run.setupErr, unix.ENOSYS.Error()) {
-		skipUnlessMustWork(t, "kernel lacks the new mount API: %s", run.setupErr)
+		testutil.Require(t, false, "the new mount API (%s)", run.setupErr)
 	}
 	return run
-}
-
-// skipUnlessMustWork skips for a missing kernel feature, except in CI (JAIL_MUST_WORK=1), where
-// every feature must be there.
-func skipUnlessMustWork(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("JAIL_MUST_WORK") != "1" {
-		t.Skipf(format, args...)
-	}
 }
 
 // nsAttr starts a process in new namespaces with the caller's uid and gid mapped to themselves.
