@@ -25,3 +25,20 @@ bin/jail: FORCE
 
 .PHONY: FORCE
 FORCE:
+
+# make check runs the static checks: go vet, staticcheck, gofmt, and the C compiled with every
+# warning an error (cgo builds it without -Wall). staticcheck comes from
+# `go install honnef.co/go/tools/cmd/staticcheck@v0.8.2` (STATICCHECK names another one).
+STATICCHECK ?= staticcheck
+CC ?= cc
+
+check:
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l:"; echo "$$unformatted"; exit 1; fi
+	@for f in jail/internal/spawn/*.c; do \
+		echo "$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -c $$f"; \
+		$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -c -o /dev/null $$f || exit 1; \
+	done
+
+.PHONY: check
