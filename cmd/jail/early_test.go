@@ -181,23 +181,31 @@ func TestEarlyInitKnowsEveryFlag(t *testing.T) {
 		}
 	}
 
-	fifo := filepath.Join(dir, "profile.toml")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(jailBin, "-p", fifo, "--dry-run", "--", "true")
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait()
-	defer cmd.Process.Kill()
+	cmd, fifo := startReadingProfile(t, dir, "--dry-run", "--", "true")
 	profile := openFIFOWriter(t, fifo) // jail, or a host it forked, reads its profile now
 	if children := jailChildren(t, cmd.Process.Pid); len(children) != 0 {
 		t.Errorf("jail --dry-run -- true started %v", children)
 	}
 	profile.WriteString("extends = [\"agent\"]\n")
 	profile.Close()
+}
+
+// startReadingProfile starts jail with args in dir and its profile from a FIFO, which it returns:
+// jail waits, reading it, until the test writes one (openFIFOWriter). jail is killed at the end
+// of the test.
+func startReadingProfile(t *testing.T, dir string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	fifo := filepath.Join(dir, "profile.toml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(jailBin, append([]string{"-p", fifo}, args...)...)
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, fifo
 }
 
 // openFIFOWriter opens the FIFO at path for writing once a reader (jail, reading its profile) has

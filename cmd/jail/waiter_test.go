@@ -213,17 +213,7 @@ func TestCommandIsPid1sChild(t *testing.T) {
 // until the host says where they go (waiter.c).
 func TestSignalsBeforeTheCommandAreKept(t *testing.T) {
 	for _, to := range []string{"jail", "jail-init"} {
-		dir := t.TempDir()
-		fifo := filepath.Join(dir, "profile.toml")
-		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(jailBin, "-p", fifo, "--", "sleep", "10")
-		cmd.Dir = dir
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		cmd, fifo := startReadingProfile(t, t.TempDir(), "--", "sleep", "10")
 		// The waiter, init and the host exist (the host waiting for its profile), and the one
 		// the signal goes to blocks it: the waiter right after forking the host, pid 1 before
 		// forking the setup.
