@@ -65,10 +65,12 @@ func runFallback(spec *plan.Spec, stdio tty.Stdio, obs *observer, waiting *spawn
 	if err != nil {
 		return fail.ExitSetup, fail.Exec(spec.Argv[0], err)
 	}
-	// The command shares its Landlock domain with the thread that starts it: keep it out of
-	// jail's memory (/proc/PID/task/TID/mem, ptrace) by making jail non-dumpable. Limits are
-	// per process, so jail holds them too; it only waits from here on. Descriptors jail itself
-	// inherited would pass to the command (Landlock checks at open): close them at exec.
+	// The fallback's share of the sandbox's setup phases (setup/phases.go; docs/architecture.md
+	// sets the two side by side). The command shares its Landlock domain with the thread that
+	// starts it: keep it out of jail's memory (/proc/PID/task/TID/mem, ptrace) by making jail
+	// non-dumpable. Limits are per process, so jail holds them too; it only waits from here on.
+	// Descriptors jail itself inherited would pass to the command (Landlock checks at open):
+	// close them at exec.
 	log := obs.log()
 	for _, step := range []struct {
 		name string
