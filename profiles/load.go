@@ -76,7 +76,7 @@ func (l *loader) load(ref, dir string) (*Profile, error) {
 func (l *loader) locate(ref, dir string) (file string, data []byte, err error) {
 	if isFileRef(ref) {
 		file = absFrom(dir, ref)
-		data, err = os.ReadFile(file)
+		data, err = readProfile(file)
 		if err != nil {
 			return "", nil, fmt.Errorf("profile %s: %w", ref, err)
 		}
@@ -87,7 +87,7 @@ func (l *loader) locate(ref, dir string) (file string, data []byte, err error) {
 	}
 	for _, dir := range l.host.searchDirs() {
 		file = filepath.Join(dir, ref+".toml")
-		data, err = os.ReadFile(file)
+		data, err = readProfile(file)
 		if err == nil {
 			return file, data, nil
 		}
@@ -166,8 +166,11 @@ func List(host Host) []Entry {
 		files, _ := os.ReadDir(dir) // a missing or unreadable directory holds no profiles
 		for _, f := range files {
 			name, isProfile := strings.CutSuffix(f.Name(), ".toml")
+			if !isProfile {
+				continue
+			}
 			file := filepath.Join(dir, f.Name())
-			if data, err := os.ReadFile(file); isProfile && err == nil {
+			if data, err := readProfile(file); err == nil {
 				add(name, file, data)
 			}
 		}

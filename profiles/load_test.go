@@ -79,3 +79,33 @@ func TestLookupOrder(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestProfileFileBound: Load reads only regular files up to MaxProfileSize, whether named by
+// path, by extends or found by name; List skips what Load would refuse.
+func TestProfileFileBound(t *testing.T) {
+	host := testHost(t)
+	dir := t.TempDir()
+	writeFile(t, dir+"/exact.toml", "#"+strings.Repeat("x", MaxProfileSize-2)+"\n")
+	writeFile(t, dir+"/over.toml", "#"+strings.Repeat("x", MaxProfileSize-1)+"\n")
+	writeFile(t, dir+"/extends.toml", "extends = [\"/dev/zero\"]\n")
+	config := filepath.Join(host.Home, ".config", "jail")
+	mkdir(t, config+"/dir.toml")
+	if _, err := Load(dir+"/exact.toml", host); err != nil {
+		t.Errorf("a profile of exactly MaxProfileSize bytes: %v", err)
+	}
+	for ref, want := range map[string]string{
+		dir + "/over.toml":    "too large for a profile",
+		"/dev/zero":           "a character device, not a regular file",
+		dir + "/extends.toml": "extends: profile /dev/zero: a character device",
+		"dir":                 "profile dir: a directory, not a regular file",
+	} {
+		if _, err := Load(ref, host); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(%s) = %v, want an error saying %q", ref, err, want)
+		}
+	}
+	for _, e := range List(host) {
+		if e.Name == "dir" {
+			t.Errorf("List shows a directory as a profile: %+v", e)
+		}
+	}
+}

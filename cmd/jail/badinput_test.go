@@ -75,3 +75,41 @@ func TestProfileShowAndList(t *testing.T) {
 		t.Fatalf("profile show agent: exit %d, %q %q", code, out, errOut)
 	}
 }
+
+// TestProfileFilesStaySmall: a profile path that is not a regular file or a pipe (a device that
+// never ends, a directory) or is over the size bound is refused with one line and exit 125,
+// wherever it is named: -p, extends, profile check and show. Before the bound, /dev/zero grew
+// jail by gigabytes. A pipe (`-p <(generate)`) is read, up to the bound.
+func TestProfileFilesStaySmall(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.toml")
+	writeFile(t, big, "# "+strings.Repeat("x", 1<<20)+"\n")
+	extends := filepath.Join(dir, "extends.toml")
+	writeFile(t, extends, "extends = [\"/dev/zero\"]\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-p", "/dev/zero", "--", "true"}, "a character device, not a regular file"},
+		{[]string{"profile", "check", "/dev/zero"}, "a character device, not a regular file"},
+		{[]string{"profile", "show", "/dev/zero"}, "a character device, not a regular file"},
+		{[]string{"-p", extends, "--", "true"}, "extends.toml:1: extends: profile /dev/zero: a character device"},
+		{[]string{"-p", dir, "--", "true"}, "a directory, not a regular file"},
+		{[]string{"-p", big, "--", "true"}, "too large for a profile"},
+		{[]string{"-p", "/dev/stdin", "--", "true"}, "too large for a profile"}, // an endless pipe
+	} {
+		o := runOpts{dir: dir}
+		if tc.args[1] == "/dev/stdin" {
+			o.wrap = []string{"sh", "-c", `yes | "$0" "$@"`}
+		}
+		_, errOut, code := runJailWith(t, o, tc.args...)
+		if code != exitFailure || !strings.HasPrefix(errOut, "jail: ") || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 125 and one line saying %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	out, errOut, code := runJailWith(t, runOpts{dir: dir, wrap: []string{"sh", "-c", `echo 'extends = ["agent"]' | "$0" "$@"`}},
+		"-p", "/dev/stdin", "--", "echo", "read from a pipe")
+	if code != 0 || out != "read from a pipe\n" {
+		t.Errorf("a profile from a pipe: exit %d, %q %q", code, out, errOut)
+	}
+}
