@@ -27,9 +27,10 @@ type planner struct {
 	// selfBinds are the directories bound onto themselves between a writable grant and a
 	// protected path: mountpoints, not grants of their own.
 	selfBinds map[string]bool
-	// linkGrants are the targets of grants whose final name is a symlink (see linkgrants.go).
-	linkGrants map[string]bool
-	links      symlinks // the host's symlinks, as followed so far
+	// named records, for each grant's target, the path the profile named it by: the symlinks on
+	// the way are recreated inside (links.go).
+	named map[string]string
+	paths *resolver // the host's symlinks, as followed so far
 }
 
 // plan builds the mount list (see the contract's "Spec.Mounts semantics"): grants, masks,
@@ -44,10 +45,14 @@ func (pl *planner) plan() ([]plan.Mount, error) {
 		{"filesystem.write", fsys.Write, func(e entry) error { return pl.grant(plan.MountBind, e) }},
 		{"filesystem.read", fsys.Read, func(e entry) error { return pl.grant(plan.MountROBind, e) }},
 		{"filesystem.tmpfs", fsys.Tmpfs, pl.tmpfs},
+		{"", nil, nil}, // all grants are known: file grants named through a symlink find their place
 		{"filesystem.hide", fsys.Hide, pl.hide},
 		{"filesystem.protect", fsys.Protect, pl.protect},
 	}
 	for _, step := range steps {
+		if step.add == nil {
+			pl.placeFileLinks()
+		}
 		for _, raw := range step.paths {
 			e, err := pl.p.parseEntry(step.key, raw)
 			if err != nil {
@@ -58,10 +63,11 @@ func (pl *planner) plan() ([]plan.Mount, error) {
 			}
 		}
 	}
-	pl.settleLinkGrants()
+	pl.dropRedundant()
 	if err := pl.systemLinks(); err != nil {
 		return nil, err
 	}
+	pl.recreateLinks()
 	if err := pl.home(); err != nil {
 		return nil, err
 	}
@@ -69,65 +75,71 @@ func (pl *planner) plan() ([]plan.Mount, error) {
 	return sortMounts(pl.mounts), nil
 }
 
-// grant adds a read-only or writable bind of e. Source is e with every symlink followed (once,
-// here); Target keeps e's final name under its physical parents.
+// grant adds a read-only or writable bind of e at its physical path (Source and Target alike);
+// the symlinks on the way to it are recreated inside (links.go).
 func (pl *planner) grant(kind plan.MountKind, e entry) error {
-	source, err := pl.links.eval(e.path)
-	if errors.Is(err, fs.ErrNotExist) && e.optional {
+	w := pl.paths.walk(e.path)
+	switch {
+	case w.err != nil:
+		return pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, w.err)
+	case !w.exists && e.optional:
 		return nil
-	}
-	if errors.Is(err, fs.ErrNotExist) {
+	case !w.exists:
 		return pl.p.errorAt(e.key, e.raw, "missing required path %s (mark it optional with a trailing ?)", e.path)
 	}
+	info, err := os.Stat(w.physical)
 	if err != nil {
-		return pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, err)
+		return pl.p.errorAt(e.key, e.raw, "stat %s: %w", w.physical, err)
 	}
-	if pl.isSystemLink(e.path) {
-		return nil
-	}
-	target, err := pl.links.physical(e.path)
-	if err != nil {
-		return pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, err)
-	}
-	info, err := os.Stat(source)
-	if err != nil {
-		return pl.p.errorAt(e.key, e.raw, "stat %s: %w", source, err)
-	}
-	if pl.at(target) != nil {
+	if pl.at(w.physical) != nil {
 		return nil // writes come first: a path both read and written is writable
 	}
-	if kind == plan.MountBind && target == "/" {
+	if kind == plan.MountBind && w.physical == "/" {
 		pl.warn(e, "the whole host filesystem is writable (is the working directory /?)")
 	}
-	if link, err := os.Lstat(e.path); err == nil && link.Mode()&fs.ModeSymlink != 0 {
-		pl.linkGrants[target] = true
-	}
-	pl.mounts = append(pl.mounts, plan.Mount{Kind: kind, Source: source, Target: target, IsDir: info.IsDir()})
+	pl.named[w.physical] = e.path
+	pl.mounts = append(pl.mounts, plan.Mount{Kind: kind, Source: w.physical, Target: w.physical, IsDir: info.IsDir()})
 	return nil
 }
 
-// tmpfs adds an empty writable tmpfs at e. An optional tmpfs is dropped when e does not exist.
+// tmpfs adds an empty writable tmpfs at e's physical path. An optional tmpfs is dropped when e
+// does not exist.
 func (pl *planner) tmpfs(e entry) error {
-	if _, err := os.Lstat(e.path); err != nil && e.optional {
+	w := pl.paths.walk(e.path)
+	switch {
+	case w.err != nil:
+		return pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, w.err)
+	case !w.exists && e.optional:
 		return nil
 	}
-	target, err := pl.links.physical(e.path)
-	if err != nil {
-		return pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, err)
-	}
-	switch prev := pl.at(target); {
+	switch prev := pl.at(w.physical); {
 	case prev == nil:
-		pl.mounts = append(pl.mounts, plan.Mount{Kind: plan.MountTmpfs, Target: target, IsDir: true})
+		pl.named[w.physical] = e.path
+		pl.mounts = append(pl.mounts, plan.Mount{Kind: plan.MountTmpfs, Target: w.physical, IsDir: true})
 	case prev.Kind != plan.MountTmpfs:
 		pl.warn(e, "%s is also granted as a %s, which replaces the tmpfs", e.path, prev.Kind)
 	}
 	return nil
 }
 
-// hide masks e when it exists beneath a bind; elsewhere it is not visible anyway.
+// hide masks e's physical path (a symlink at e is followed: what is hidden is what it names)
+// wherever a grant makes it visible. A grant at or beneath the hidden path loses to the mask: a
+// read grant with a warning, a writable one or a tmpfs with an error. A hide of a missing path,
+// or of one no grant shows, is dropped: there is nothing to mask.
 func (pl *planner) hide(e entry) error {
-	info, target, err := pl.maskable(e)
-	if info == nil || err != nil {
+	w := pl.paths.walk(e.path)
+	if w.err != nil {
+		return pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, w.err)
+	}
+	if !w.exists {
+		return nil
+	}
+	target := w.physical
+	info, err := os.Stat(target)
+	if err != nil {
+		return pl.p.errorAt(e.key, e.raw, "stat %s: %w", target, err)
+	}
+	if err := pl.yieldTo(e, target); err != nil {
 		return err
 	}
 	g := pl.innermostGrant(target)
@@ -147,10 +159,34 @@ func (pl *planner) hide(e entry) error {
 	return nil
 }
 
+// yieldTo removes the grants that would show the hidden path target from somewhere else than
+// its own place: those beneath it, and file grants placed at a symlink to it. A writable grant
+// or a tmpfs there is an error: the two readings differ too much to guess.
+func (pl *planner) yieldTo(e entry, target string) error {
+	kept := pl.mounts[:0]
+	for _, m := range pl.mounts {
+		source := m.Source
+		if m.Kind == plan.MountTmpfs {
+			source = m.Target
+		}
+		if !isGrant(m.Kind) || !within(source, target) || m.Target == target {
+			kept = append(kept, m)
+			continue
+		}
+		if m.Kind != plan.MountROBind {
+			return pl.p.errorAt(e.key, e.raw, "%s is hidden, but %s beneath it is granted as %s; remove one", e.path, source, m.Kind)
+		}
+		pl.warn(e, "%s is hidden, and the read grant of %s beneath it is dropped; the mask wins", e.path, source)
+	}
+	pl.mounts = kept
+	return nil
+}
+
 // protect keeps e read-only inside a writable grant. A missing e gets a placeholder, so it can
 // neither be created nor written; an optional e whose parent directory is missing too is
 // dropped. The directories between the grant and e become self-binds (mountpoints cannot be
-// renamed or removed, so the protection cannot be moved aside).
+// renamed or removed, so the protection cannot be moved aside). A writable grant at or beneath
+// e would undo the protection: an error.
 func (pl *planner) protect(e entry) error {
 	info, target, err := pl.maskable(e)
 	if err != nil {
@@ -158,6 +194,14 @@ func (pl *planner) protect(e entry) error {
 	}
 	if info == nil && e.optional && !isDir(filepath.Dir(e.path)) {
 		return nil
+	}
+	for _, m := range pl.mounts {
+		if m.Kind == plan.MountBind && !pl.selfBinds[m.Target] && within(m.Source, target) {
+			if m.Target == target {
+				return pl.p.errorAt(e.key, e.raw, "%s is both protected and granted write; remove one", e.path)
+			}
+			return pl.p.errorAt(e.key, e.raw, "%s is protected, but %s beneath it is granted write; remove one", e.path, m.Source)
+		}
 	}
 	g := pl.innermostGrant(target)
 	switch {
@@ -168,8 +212,6 @@ func (pl *planner) protect(e entry) error {
 			pl.warn(e, "%s is not beneath any writable grant; nothing to protect", e.path)
 		}
 		return nil
-	case g.Target == target:
-		return pl.p.errorAt(e.key, e.raw, "%s is both protected and granted write; remove one", e.path)
 	case info == nil && !creatable(e.path):
 		return nil // what this user cannot create, the sandbox cannot either
 	}
@@ -200,7 +242,7 @@ func (pl *planner) maskable(e entry) (fs.FileInfo, string, error) {
 	case info.Mode()&fs.ModeSymlink != 0:
 		return nil, "", pl.p.errorAt(e.key, e.raw, "%s is a symlink: a mask there could be redirected; name the path it points to", e.path)
 	}
-	target, err := pl.links.physical(e.path)
+	target, err := pl.paths.place(e.path)
 	if err != nil {
 		return nil, "", pl.p.errorAt(e.key, e.raw, "resolve %s: %w", e.path, err)
 	}
@@ -210,7 +252,7 @@ func (pl *planner) maskable(e entry) (fs.FileInfo, string, error) {
 // systemLinks recreates the host's merged-/usr symlinks.
 func (pl *planner) systemLinks() error {
 	for _, link := range systemLinks {
-		if !pl.isSystemLink(link) || pl.at(link) != nil {
+		if !isSystemLink(link) || pl.at(link) != nil {
 			continue
 		}
 		text, err := os.Readlink(link)
@@ -223,14 +265,14 @@ func (pl *planner) systemLinks() error {
 }
 
 // isSystemLink reports whether path is one of the host's merged-/usr symlinks.
-func (pl *planner) isSystemLink(path string) bool {
+func isSystemLink(path string) bool {
 	info, err := os.Lstat(path)
 	return err == nil && info.Mode()&fs.ModeSymlink != 0 && slices.Contains(systemLinks, path)
 }
 
 // home makes sure $HOME exists inside: an empty directory unless a mount provides it.
 func (pl *planner) home() error {
-	target, err := pl.links.physical(filepath.Clean(pl.host.Home))
+	target, err := pl.paths.physical(filepath.Clean(pl.host.Home))
 	if err != nil {
 		return fmt.Errorf("resolve home %s: %w", pl.host.Home, err)
 	}

@@ -10,8 +10,10 @@ import (
 	"github.com/jail-sandbox/jail/plan"
 )
 
-// TestSymlinkResolution: Source follows every symlink once, on the host; Target keeps the final
-// name under physical parents, so the mount lands where the name is, not where it points.
+// TestSymlinkResolution: a directory grant sits at its physical path, and the symlink it was
+// named through is recreated inside, pointing there; a file grant whose final name is a symlink
+// sits at the link's place (on the tmpfs root); a read grant inside a read grant of the same
+// tree adds nothing and is dropped.
 func TestSymlinkResolution(t *testing.T) {
 	host := testHost(t)
 	dir := t.TempDir()
@@ -21,13 +23,16 @@ func TestSymlinkResolution(t *testing.T) {
 	symlink(t, "real/file", dir+"/flink") // a symlinked file
 	spec := mustResolve(t, host, "[filesystem]\nread = [\""+dir+"/link\", \""+dir+"/link/sub\", \""+dir+"/flink\"]\n")
 	for _, want := range []plan.Mount{
-		{Kind: plan.MountROBind, Source: dir + "/real", Target: dir + "/link", IsDir: true},
-		{Kind: plan.MountROBind, Source: dir + "/real/sub", Target: dir + "/real/sub", IsDir: true},
+		{Kind: plan.MountROBind, Source: dir + "/real", Target: dir + "/real", IsDir: true},
+		{Kind: plan.MountSymlink, Source: dir + "/real", Target: dir + "/link"},
 		{Kind: plan.MountROBind, Source: dir + "/real/file", Target: dir + "/flink"},
 	} {
 		if !slices.Contains(spec.Mounts, want) {
 			t.Errorf("missing %+v in %+v", want, spec.Mounts)
 		}
+	}
+	if got := find(spec, dir+"/real/sub"); len(got) != 0 {
+		t.Errorf("a read grant inside a read grant of the same tree kept: %+v", got)
 	}
 }
 
@@ -50,7 +55,7 @@ func TestMountOrder(t *testing.T) {
 	mkdir(t, dir+"/a/b/c")
 	mkdir(t, dir+"/secret")
 	spec := mustResolve(t, host, `[filesystem]
-hide = ["`+dir+`/a/b"]
+hide = ["`+dir+`/a/b/c"]
 read = ["`+dir+`/a/b/c", "`+dir+`/a/b", "`+dir+`"]
 write = ["`+dir+`/a"]
 `)
@@ -60,7 +65,7 @@ write = ["`+dir+`/a"]
 			got = append(got, string(m.Kind)+" "+strings.TrimPrefix(m.Target, dir))
 		}
 	}
-	want := []string{"ro-bind ", "bind /a", "ro-bind /a/b", "hide-dir /a/b", "ro-bind /a/b/c"}
+	want := []string{"ro-bind ", "bind /a", "ro-bind /a/b", "ro-bind /a/b/c", "hide-dir /a/b/c"}
 	if !slices.Equal(got, want) {
 		t.Errorf("order %q, want %q", got, want)
 	}
@@ -244,7 +249,7 @@ func TestWriteRootWarns(t *testing.T) {
 func TestPhysicalKeepsMissingTail(t *testing.T) {
 	dir := t.TempDir()
 	symlink(t, dir, dir+"/self")
-	got, err := symlinks{}.physical(filepath.Join(dir, "self/missing/x"))
+	got, err := newResolver().physical(filepath.Join(dir, "self/missing/x"))
 	if err != nil || got != dir+"/missing/x" {
 		t.Errorf("got %q, %v", got, err)
 	}

@@ -3,49 +3,112 @@ package profiles
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 )
 
-// symlinks follows symlinks on the host for one Resolve and remembers each answer: a profile's
-// paths share a few parents (the working directory, ~, /etc), and filepath.EvalSymlinks lstats
-// every component of each (over 150 calls for the agent profile, a third of resolving it).
+// The one place where paths meet the host's symlinks. Every grant, hide, protect, the working
+// directory and the home are resolved here to their physical paths before anything compares
+// them, so a path named through a symlink (a working directory reached as /tmp/link, a grant
+// of a link to ~) is planned, masked and protected exactly like its physical path.
+
+// maxLinks bounds the symlinks one resolution follows, as the kernel's path walk does (40).
+const maxLinks = 40
+
+// resolver follows symlinks on the host for one Resolve and remembers each answer: a profile's
+// paths share a few parents (the working directory, ~, /etc), so every prefix is looked at once.
 // Resolve changes nothing on disk, so an answer holds for the whole call.
-type symlinks map[string]evaluated
-
-// evaluated is one answer of filepath.EvalSymlinks.
-type evaluated struct {
-	path string
-	err  error
+type resolver struct {
+	walked map[string]walked
+	follow int // symlinks followed by the walk in progress
 }
 
-// eval is filepath.EvalSymlinks, answered once per path.
-func (s symlinks) eval(path string) (string, error) {
-	if r, ok := s[path]; ok {
-		return r.path, r.err
+// walked is where a clean absolute path leads on the host.
+type walked struct {
+	physical string   // every symlink followed; a missing tail kept as written
+	exists   bool     // physical exists
+	links    []string // the symlinks met on the way, as physical paths of the links themselves
+	err      error    // a failure other than a missing component
+}
+
+func newResolver() *resolver { return &resolver{walked: map[string]walked{}} }
+
+// walk resolves a clean absolute path, following every symlink, the last component's too.
+func (r *resolver) walk(path string) walked {
+	if path == "/" {
+		return walked{physical: "/", exists: true}
 	}
-	resolved, err := filepath.EvalSymlinks(path)
-	s[path] = evaluated{resolved, err}
-	return resolved, err
+	if w, ok := r.walked[path]; ok {
+		return w
+	}
+	r.walked[path] = walked{err: syscall.ELOOP} // met again before it is answered: a cycle
+	dir, name := filepath.Split(path)
+	w := r.step(r.walk(filepath.Clean(dir)), name)
+	r.walked[path] = w
+	return w
 }
 
-// physical returns path with its parent directories' symlinks resolved and its final name kept:
-// where a mount for path sits, so a symlink planted at the final name cannot redirect it.
-// Parents that do not exist are kept as written.
-func (s symlinks) physical(path string) (string, error) {
+// step resolves name inside the resolved directory parent.
+func (r *resolver) step(parent walked, name string) walked {
+	next := filepath.Join(parent.physical, name)
+	w := walked{physical: next, links: parent.links, err: parent.err}
+	if !parent.exists || parent.err != nil {
+		return w
+	}
+	info, err := os.Lstat(next)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return w
+	case err != nil:
+		w.err = err
+		return w
+	case info.Mode()&fs.ModeSymlink == 0:
+		w.exists = true
+		return w
+	}
+	if r.follow++; r.follow > maxLinks {
+		w.err = syscall.ELOOP
+		return w
+	}
+	defer func() { r.follow-- }()
+	text, err := os.Readlink(next)
+	if err != nil {
+		w.err = err
+		return w
+	}
+	if !filepath.IsAbs(text) {
+		text = filepath.Join(parent.physical, text)
+	}
+	dest := r.walk(filepath.Clean(text))
+	links := append(slices.Clone(parent.links), next)
+	for _, l := range dest.links {
+		if !slices.Contains(links, l) {
+			links = append(links, l)
+		}
+	}
+	dest.links = links
+	return dest
+}
+
+// physical returns path with every symlink followed, the last component's too: where the file
+// or directory it names is. Missing components are kept as written.
+func (r *resolver) physical(path string) (string, error) {
+	w := r.walk(path)
+	return w.physical, w.err
+}
+
+// place returns path with its parent directories' symlinks followed and its final name kept:
+// where a mask for the name itself sits, so that a symlink at the final name cannot redirect it.
+func (r *resolver) place(path string) (string, error) {
 	if path == "/" {
 		return "/", nil
 	}
-	dir, base := filepath.Split(path)
-	dir = filepath.Clean(dir)
-	resolved, err := s.eval(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		resolved, err = s.physical(dir)
-	}
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(resolved, base), nil
+	dir, name := filepath.Split(path)
+	w := r.walk(filepath.Clean(dir))
+	return filepath.Join(w.physical, name), w.err
 }
 
 // within reports whether path is dir or lies beneath it.

@@ -32,17 +32,25 @@ type Profile struct {
 // instead of an error). For protect, a trailing / (before any ?) marks a directory: a missing
 // protected path gets a placeholder of that kind.
 //
+// Paths are compared physically: every path is resolved on the host (symlinks followed) before
+// anything is compared, and every mount sits at its physical path; a symlink a grant was named
+// through is recreated inside, pointing there. A file grant whose final name is a symlink on the
+// sandbox's own tmpfs sits at the link's place.
+//
 // Where grants meet (decided here, applied by Resolve):
 //   - a path both read and written is writable, silently: a profile widens what it extends
 //     (agent is readonly plus write $CWD);
+//   - a read grant inside a read grant of the same tree is dropped: it shows nothing new;
 //   - a tmpfs at the path of a bind: the bind wins, with a warning;
 //   - hide of a path granted read: the mask wins, with a warning; hide of a path granted write
-//     or tmpfs: an error (the two readings differ too much to guess);
-//   - hide of a missing path, or of one beneath no bind, is dropped: nothing to mask;
+//     or tmpfs: an error (the two readings differ too much to guess); the same for grants
+//     beneath a hidden path, or of a file it names through a symlink;
+//   - hide of a missing path, or of one beneath no bind, is dropped: nothing to mask; a hide
+//     whose final name is a symlink hides what the link names;
 //   - protect beneath a read-only grant is dropped (already read-only); outside any writable
-//     grant it is a warning (silent with ?); protect of a write grant's own path is an error;
-//   - a hide or protect path whose final name is a symlink is an error (the mask could be
-//     redirected).
+//     grant it is a warning (silent with ?); a write grant at or beneath a protected path is
+//     an error;
+//   - a protect path whose final name is a symlink is an error (the mask could be redirected).
 type Filesystem struct {
 	Read    []string `toml:"read,omitempty"`    // read + execute
 	Write   []string `toml:"write,omitempty"`   // read + write + execute

@@ -36,16 +36,16 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &planner{p: e, host: host, selfBinds: map[string]bool{}, linkGrants: map[string]bool{}, links: symlinks{}}
+	pl := &planner{p: e, host: host, selfBinds: map[string]bool{}, named: map[string]string{}, paths: newResolver()}
 	mounts, err := pl.plan()
 	if err != nil {
 		return nil, err
 	}
-	home, err := pl.links.physical(filepath.Clean(host.Home))
+	home, err := pl.paths.physical(filepath.Clean(host.Home))
 	if err != nil {
 		return nil, fmt.Errorf("resolve home %s: %w", host.Home, err)
 	}
-	cwd, err := workingDir(e, host, mounts, pl.links)
+	cwd, err := workingDir(e, host, mounts, pl.paths)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 	if p := spec.Network.Proxy; p != nil {
 		// The proxy's socket, bound last; Landlock's rules, which mirror the grants, leave it
 		// out: init's setup, which reaches it, is not restricted.
-		p.HostSocket = proxy.HostSocket(tempDir(host, pl.links), host.RunID)
+		p.HostSocket = proxy.HostSocket(tempDir(host, pl.paths), host.RunID)
 		spec.Mounts = append(spec.Mounts, plan.Mount{Kind: plan.MountROBind, Source: p.HostSocket, Target: p.Socket})
 	}
 	for _, w := range append(warnings, pl.warnings...) {
@@ -80,8 +80,8 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 }
 
 // workingDir is process.cwd, else the host's working directory when a grant makes it visible,
-// else /. Like every target, it keeps its final name under physical parents.
-func workingDir(p *Profile, host Host, mounts []plan.Mount, links symlinks) (string, error) {
+// else /; its physical path, like every target.
+func workingDir(p *Profile, host Host, mounts []plan.Mount, paths *resolver) (string, error) {
 	dir := p.Process.Cwd
 	if dir == "" {
 		dir = host.Cwd
@@ -89,7 +89,7 @@ func workingDir(p *Profile, host Host, mounts []plan.Mount, links symlinks) (str
 	if !filepath.IsAbs(dir) {
 		return "", p.errorAt("process.cwd", dir, "%s: not an absolute path", dir)
 	}
-	target, err := links.physical(filepath.Clean(dir))
+	target, err := paths.physical(filepath.Clean(dir))
 	if err != nil {
 		return "", p.errorAt("process.cwd", dir, "resolve %s: %w", dir, err)
 	}
@@ -146,10 +146,10 @@ func proxyPlan(n NetworkRules) *plan.Proxy {
 // tempDir is the host's temporary directory ($TMPDIR, else /tmp) with its symlinks resolved, as
 // os.TempDir would name it; as written when it cannot be resolved (then the run fails to create
 // the directory there, and says so).
-func tempDir(host Host, links symlinks) string {
+func tempDir(host Host, paths *resolver) string {
 	dir := cmp.Or(host.TmpDir, "/tmp")
-	if resolved, err := links.eval(dir); err == nil {
-		return resolved
+	if w := paths.walk(filepath.Clean(dir)); w.exists && w.err == nil && filepath.IsAbs(dir) {
+		return w.physical
 	}
 	return dir
 }
