@@ -86,6 +86,9 @@ func (p *fallbackPlan) readMounts(spec *plan.Spec) fallbackMounts {
 		if m.Kind == plan.MountBind || m.Kind == plan.MountROBind {
 			delete(fm.virtual, m.Target) // a bind over a tmpfs (say, the working directory at ~) is real
 		}
+		if m.Kind == plan.MountROBind && beneathWritable(spec, m.Target) {
+			p.Lost = append(p.Lost, fmt.Sprintf("read-only %s: stays writable, since Landlock cannot take rights away beneath the write grant around it", m.Target))
+		}
 	}
 	for _, m := range spec.Mounts {
 		switch {
@@ -98,6 +101,13 @@ func (p *fallbackPlan) readMounts(spec *plan.Spec) fallbackMounts {
 		}
 	}
 	return fm
+}
+
+// beneathWritable reports whether target lies strictly beneath a writable bind.
+func beneathWritable(spec *plan.Spec, target string) bool {
+	return slices.ContainsFunc(spec.Mounts, func(m plan.Mount) bool {
+		return m.Kind == plan.MountBind && m.Target != target && (m.Target == "/" || strings.HasPrefix(target, m.Target+"/"))
+	})
 }
 
 // carveGrants sets the Landlock read and write grants: the Spec's host paths, the minimal

@@ -94,6 +94,7 @@ func TestPlanFallbackLosses(t *testing.T) {
 			{Kind: plan.MountProc, Target: "/proc"},
 			{Kind: plan.MountDev, Target: "/dev"},
 			{Kind: plan.MountBind, Source: proj, Target: proj},
+			{Kind: plan.MountROBind, Source: proj + "/.git", Target: proj + "/.git"},
 			{Kind: plan.MountProtect, Source: proj + "/.git/config", Target: proj + "/.git/config"},
 		},
 	}
@@ -102,10 +103,13 @@ func TestPlanFallbackLosses(t *testing.T) {
 		t.Fatal(err)
 	}
 	lost := strings.Join(p.Lost, "\n")
-	for _, want := range []string{"protect " + proj + "/.git/config", "pid isolation", "file metadata"} {
+	for _, want := range []string{"protect " + proj + "/.git/config", "read-only " + proj + "/.git:", "pid isolation", "file metadata"} {
 		if !strings.Contains(lost, want) {
 			t.Errorf("lost does not name %q:\n%s", want, lost)
 		}
+	}
+	if strings.Contains(lost, "read-only /usr") {
+		t.Errorf("a read-only grant beneath no writable one counted lost:\n%s", lost)
 	}
 	// Network none on ABI 7: carried by seccomp and Landlock, so neither unix sockets by path
 	// nor abstract sockets are counted lost.

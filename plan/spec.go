@@ -21,6 +21,9 @@ type Spec struct {
 	Limits     Limits     `json:"limits"`
 	Landlock   Landlock   `json:"landlock"`
 	Syscalls   Syscalls   `json:"syscalls"`
+	// Git is the working directory's git repository and what the mounts do with its metadata;
+	// nil outside a repository, or when the profile's [git] mode is "off".
+	Git *Git `json:"git,omitempty"`
 
 	// Fallback is "" (fail when namespaces are unavailable) or "landlock" (run with Landlock,
 	// seccomp, no_new_privs and a new session alone).
@@ -144,4 +147,16 @@ type Syscalls struct {
 	Allow   []string `json:"allow,omitempty"`
 	Errno   string   `json:"errno"`
 	Log     bool     `json:"log,omitempty"`
+}
+
+// Git is the repository the working directory belongs to, as resolution found and validated it
+// on the host. The mounts already hold what Mode means; the fields say why, for --explain and
+// for what happens at exit.
+type Git struct {
+	// Mode is "read-only" (CommonDir, which holds GitDir, is never writable) or "commit"
+	// (CommonDir is a private overlay; see Import).
+	Mode      string `json:"mode"`
+	WorkTree  string `json:"work_tree,omitempty"` // the top level, "" inside a git directory
+	GitDir    string `json:"git_dir"`
+	CommonDir string `json:"common_dir"`
 }

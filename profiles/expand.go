@@ -22,7 +22,12 @@ var errUnset = errors.New("unset variable")
 // otherwise; an unknown variable is always an error. Optional paths keep their ?: whether they
 // exist is decided by Resolve. The result is what `jail profile show` prints.
 func Expand(p *Profile, host Host) (*Profile, error) {
-	vars := host.variables()
+	repo, _ := host.repository(newResolver())
+	return expand(p, host.variables(repo))
+}
+
+// expand is Expand with the variables' values.
+func expand(p *Profile, vars map[string]string) (*Profile, error) {
 	out := p.clone()
 	for _, l := range out.stringLists() {
 		if !slices.Contains(pathLists, l.key) {

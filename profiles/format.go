@@ -59,6 +59,12 @@ func widenings(p *Profile) []string {
 	if p.Sandbox.AllowWeaker != nil && *p.Sandbox.AllowWeaker {
 		w = append(w, "sandbox.allow_weaker = true: a fallback run starts even when protections cannot hold")
 	}
+	switch p.Git.Mode {
+	case "commit":
+		w = append(w, `git.mode = "commit": commits made inside are imported at exit as refs/jail/RUN/... (objects and refs only)`)
+	case "off":
+		w = append(w, `git.mode = "off": the repository's git directory is as writable as [filesystem] makes it (hooks, config)`)
+	}
 	if slices.Contains(p.Process.Env, "*") {
 		w = append(w, `process.env includes "*": every host environment variable (and its secrets) passes`)
 	}

@@ -3,6 +3,7 @@ package profiles
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,6 +85,25 @@ func wantError(t *testing.T, err error, file string, line int, key, msg string) 
 	if filepath.Base(e.File) != file || e.Line != line || e.Key != key || !strings.Contains(e.Error(), msg) {
 		t.Errorf("error %q: got file %q line %d key %q, want %s:%d key %q mentioning %q",
 			e.Error(), e.File, e.Line, e.Key, file, line, key, msg)
+	}
+}
+
+// gitInit runs the host's git to make dir a repository, then the further commands given.
+func gitInit(t *testing.T, dir string, more ...[]string) {
+	t.Helper()
+	gitInitWith(t, dir, []string{"init", "-q"}, more...)
+}
+
+// gitInitWith is gitInit with its own init command.
+func gitInitWith(t *testing.T, dir string, init []string, more ...[]string) {
+	t.Helper()
+	for _, args := range append([][]string{init}, more...) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %q in %s: %v: %s", args, dir, err, out)
+		}
 	}
 }
 

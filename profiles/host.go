@@ -54,42 +54,29 @@ func (h Host) getenv(name string) string {
 }
 
 // variables returns every variable a profile path may use; "" marks one that is known but
-// unset here (a path using it is dropped when optional, an error otherwise).
-func (h Host) variables() map[string]string {
-	gitDir, commonDir := worktreeGitDirs(h.Cwd)
-	gitFile := ""
-	if gitDir != "" {
-		gitFile = filepath.Join(h.Cwd, ".git")
-	}
-	return map[string]string{
-		"HOME":           h.Home,
-		"CWD":            h.Cwd,
-		"TMPDIR":         h.TmpDir,
-		"GIT_DIR":        gitDir,
-		"GIT_COMMON_DIR": commonDir,
-		"GIT_FILE":       gitFile, // the worktree's .git file, which names GIT_DIR
-	}
+// unset here (a path using it is dropped when optional, an error otherwise). repo is the
+// working directory's repository (nil outside one, or when it was refused).
+func (h Host) variables(repo *repository) map[string]string {
+	vars := repo.variables()
+	vars["HOME"], vars["CWD"], vars["TMPDIR"] = h.Home, h.Cwd, h.TmpDir
+	return vars
 }
 
-// worktreeGitDirs returns the git directories of a linked worktree checked out at cwd: the one
-// its .git file points to ("gitdir: PATH") and the shared one named by that directory's
-// commondir file (the main repository's .git, where hooks and config live). Both are "" when
-// cwd/.git is not such a file: a plain repository's .git lies in $CWD and needs no variable.
-func worktreeGitDirs(cwd string) (gitDir, commonDir string) {
-	data, err := os.ReadFile(filepath.Join(cwd, ".git"))
+// repository finds the working directory's git repository (see findRepository): nil and no
+// error outside one, nil and the reason when one was refused.
+func (h Host) repository(paths *resolver) (*repository, error) {
+	if !filepath.IsAbs(h.Cwd) || !filepath.IsAbs(h.Home) {
+		return nil, nil
+	}
+	cwd, err := paths.physical(filepath.Clean(h.Cwd))
 	if err != nil {
-		return "", ""
+		return nil, nil
 	}
-	target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-	if !ok {
-		return "", ""
+	home, err := paths.physical(filepath.Clean(h.Home))
+	if err != nil {
+		return nil, nil
 	}
-	gitDir = absFrom(cwd, strings.TrimSpace(target))
-	commonDir = gitDir
-	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		commonDir = absFrom(gitDir, strings.TrimSpace(string(data)))
-	}
-	return gitDir, commonDir
+	return findRepository(cwd, home, h.UID)
 }
 
 // absFrom makes path absolute relative to dir.

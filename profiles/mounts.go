@@ -30,7 +30,10 @@ type planner struct {
 	// named records, for each grant's target, the path the profile named it by: the symlinks on
 	// the way are recreated inside (links.go).
 	named map[string]string
-	paths *resolver // the host's symlinks, as followed so far
+	paths *resolver   // the host's symlinks, as followed so far
+	repo  *repository // the working directory's git repository, or nil
+	// gitPlan is what [git] made of repo, for the Spec.
+	gitPlan *plan.Git
 }
 
 // plan builds the mount list (see the contract's "Spec.Mounts semantics"): grants, masks,
@@ -62,6 +65,10 @@ func (pl *planner) plan() ([]plan.Mount, error) {
 				return nil, err
 			}
 		}
+	}
+	var err error
+	if pl.gitPlan, err = pl.git(); err != nil {
+		return nil, err
 	}
 	pl.dropRedundant()
 	if err := pl.systemLinks(); err != nil {
@@ -208,7 +215,7 @@ func (pl *planner) protect(e entry) error {
 	case g != nil && g.Kind == plan.MountROBind:
 		return nil // already read-only
 	case g == nil || g.Kind == plan.MountTmpfs:
-		if !e.optional {
+		if !e.optional && !e.quiet {
 			pl.warn(e, "%s is not beneath any writable grant; nothing to protect", e.path)
 		}
 		return nil

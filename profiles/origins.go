@@ -78,5 +78,6 @@ func (p *Profile) stringScalars() []stringScalar {
 		{"syscalls.errno", &p.Syscalls.Errno},
 		{"landlock.mode", &p.Landlock.Mode},
 		{"sandbox.fallback", &p.Sandbox.Fallback},
+		{"git.mode", &p.Git.Mode},
 	}
 }

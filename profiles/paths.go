@@ -130,6 +130,7 @@ type entry struct {
 	path     string // clean, absolute
 	optional bool   // trailing ?
 	dir      bool   // trailing / (meaningful for protect)
+	quiet    bool   // a protection jail adds itself: no warning where nothing is writable
 }
 
 // parseEntry splits a path value; a relative path is an error.

@@ -14,6 +14,7 @@ type Profile struct {
 	Syscalls   SyscallRules  `toml:"syscalls,omitempty"`
 	Landlock   LandlockRules `toml:"landlock,omitempty"`
 	Sandbox    SandboxRules  `toml:"sandbox,omitempty"`
+	Git        GitRules      `toml:"git,omitempty"`
 
 	// Source names where the profile came from: a file path, "builtin:NAME", or what the caller
 	// sets (e.g. "command line" for the flags overlay). Errors about a value whose line is not
@@ -25,10 +26,11 @@ type Profile struct {
 	origins origins
 }
 
-// Filesystem lists path grants. Paths take ~, $HOME, $CWD, $TMPDIR, and for a git worktree
-// (whose $CWD/.git is a "gitdir:" file) $GIT_FILE (that file), $GIT_DIR (where it points) and
-// $GIT_COMMON_DIR (the repository's shared git directory; unset outside a worktree); a
-// trailing ? marks an optional path (dropped when missing, or when a variable in it is unset,
+// Filesystem lists path grants. Paths take ~, $HOME, $CWD, $TMPDIR, and for the git repository
+// the working directory belongs to (see GitRules) $GIT_WORK_TREE (its top level), $GIT_DIR (its
+// git directory) and $GIT_COMMON_DIR (the shared git directory, which holds $GIT_DIR; they
+// differ in a linked worktree), all unset outside a repository; a trailing ? marks an optional
+// path (dropped when missing, or when a variable in it is unset,
 // instead of an error). For protect, a trailing / (before any ?) marks a directory: a missing
 // protected path gets a placeholder of that kind.
 //
@@ -118,4 +120,19 @@ type LandlockRules struct {
 type SandboxRules struct {
 	Fallback    string `toml:"fallback,omitempty"`     // "" or "landlock"
 	AllowWeaker *bool  `toml:"allow_weaker,omitempty"` // default false: a weaker fallback fails closed
+}
+
+// GitRules is the [git] table: how the metadata of the repository the working directory belongs
+// to may change. The repository is found as git finds it (the nearest .git upwards) and its
+// pointers (.git files, commondir) are followed only where they have the shape git creates
+// (linked worktrees, submodules), never to a directory holding the home.
+type GitRules struct {
+	// Mode is "read-only" (default): the git directory and common directory are never
+	// writable, whatever [filesystem] grants, and a .git that would take over from the
+	// repository (in the working directory, each directory up to the top level, and each
+	// submodule path in the index) is protected; "commit": the same, but the common directory is
+	// a private overlay inside, whose new objects and refs jail imports at exit as
+	// refs/jail/RUN/... (never config, hooks or the index); "off": no git rules (the metadata is
+	// as writable as [filesystem] makes it).
+	Mode string `toml:"mode,omitempty"`
 }

@@ -28,7 +28,9 @@ const (
 // filtered, defaults filled in. Errors point at the line of the offending value; warnings go to
 // Spec.Warnings.
 func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
-	e, err := Expand(p, host)
+	paths := newResolver()
+	repo, refused := host.repository(paths)
+	e, err := expand(p, host.variables(repo))
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +38,7 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &planner{p: e, host: host, selfBinds: map[string]bool{}, named: map[string]string{}, paths: newResolver()}
+	pl := &planner{p: e, host: host, repo: repo, selfBinds: map[string]bool{}, named: map[string]string{}, paths: paths}
 	mounts, err := pl.plan()
 	if err != nil {
 		return nil, err
@@ -64,6 +66,7 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 		Syscalls: plan.Syscalls{Default: cmp.Or(e.Syscalls.Default, defaultSyscalls),
 			Deny: e.Syscalls.Deny, Allow: e.Syscalls.Allow,
 			Errno: cmp.Or(e.Syscalls.Errno, defaultErrno), Log: deref(e.Syscalls.Log)},
+		Git:         pl.gitPlan,
 		Fallback:    e.Sandbox.Fallback,
 		AllowWeaker: deref(e.Sandbox.AllowWeaker),
 	}
@@ -72,6 +75,9 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 		// out: init's setup, which reaches it, is not restricted.
 		p.HostSocket = proxy.HostSocket(tempDir(host, pl.paths), host.RunID)
 		spec.Mounts = append(spec.Mounts, plan.Mount{Kind: plan.MountROBind, Source: p.HostSocket, Target: p.Socket})
+	}
+	if refused != nil {
+		spec.Warnings = append(spec.Warnings, "git: "+refused.Error()+"; the repository is not granted")
 	}
 	for _, w := range append(warnings, pl.warnings...) {
 		spec.Warnings = append(spec.Warnings, w.Error())
@@ -148,7 +154,10 @@ func proxyPlan(n NetworkRules) *plan.Proxy {
 // the directory there, and says so).
 func tempDir(host Host, paths *resolver) string {
 	dir := cmp.Or(host.TmpDir, "/tmp")
-	if w := paths.walk(filepath.Clean(dir)); w.exists && w.err == nil && filepath.IsAbs(dir) {
+	if !filepath.IsAbs(dir) {
+		return dir
+	}
+	if w := paths.walk(filepath.Clean(dir)); w.exists && w.err == nil {
 		return w.physical
 	}
 	return dir

@@ -95,7 +95,7 @@ func TestLandlockOverride(t *testing.T) {
 // TestBuiltins resolves each built-in profile on this host.
 func TestBuiltins(t *testing.T) {
 	host := testHost(t)
-	mkdir(t, host.Cwd+"/.git/hooks")
+	gitInit(t, host.Cwd)
 	for _, name := range builtinNames() {
 		t.Run(name, func(t *testing.T) {
 			p, err := Load(name, host)
@@ -121,10 +121,13 @@ func TestBuiltins(t *testing.T) {
 				if len(cwd) != 1 || cwd[0].Kind != plan.MountBind {
 					t.Errorf("cwd: %+v", cwd)
 				}
-				for _, path := range []string{".git/hooks", ".git/config", ".gitmodules", ".envrc", ".vscode", ".idea", ".jail", ".claude", ".mcp.json", ".codex", ".gemini"} {
+				for _, path := range []string{".gitmodules", ".envrc", ".vscode", ".idea", ".jail", ".claude", ".mcp.json", ".codex", ".gemini"} {
 					if got := find(spec, host.Cwd+"/"+path); len(got) != 1 || got[0].Kind != plan.MountProtect {
 						t.Errorf("%s not protected: %+v", path, got)
 					}
+				}
+				if got := find(spec, host.Cwd+"/.git"); len(got) != 1 || got[0].Kind != plan.MountROBind {
+					t.Errorf(".git not read-only: %+v", got)
 				}
 			case "readonly":
 				if len(cwd) != 1 || cwd[0].Kind != plan.MountROBind {

@@ -23,6 +23,7 @@ var checks = []check{
 	checkSyscalls,
 	checkEnv,
 	checkHostname,
+	checkGit,
 }
 
 // validate runs every check and returns the first error, and the warnings.
@@ -176,4 +177,8 @@ func checkHostname(p *Profile, _ func(*Error)) error {
 		return p.errorAt("process.hostname", h, "%q is not a hostname (at most 64 characters, no spaces or /)", h)
 	}
 	return nil
+}
+
+func checkGit(p *Profile, _ func(*Error)) error {
+	return oneOf(p, "git.mode", p.Git.Mode, "read-only", "commit", "off")
 }

@@ -58,7 +58,7 @@ func TestExplainWriteDenials(t *testing.T) {
 		{"host directory the sandbox's /tmp hides", "echo pwned > " + outside + "/victim",
 			[]string{"denied write " + outside + "/victim", "is not in the sandbox", "to allow: --rw " + outside}},
 		{"git hook", "echo pwned > .git/hooks/pre-commit",
-			[]string{"denied write " + proj + "/.git/hooks/pre-commit", "protects " + proj + "/.git/hooks"}},
+			[]string{"denied write " + proj + "/.git/hooks/pre-commit", "keeps the repository's git directory " + proj + "/.git read-only", "agent-commit"}},
 		{"editor settings through a relative path and a symlink", "ln -s .vscode v && cd v && echo '{}' > settings.json",
 			[]string{"denied write " + proj + "/.vscode/settings.json", "protects " + proj + "/.vscode"}},
 		{"moving a protected directory aside", "mv .vscode vscode.old",
@@ -77,7 +77,7 @@ func TestExplainWriteDenials(t *testing.T) {
 func TestExplainAllowedWritesSilent(t *testing.T) {
 	proj, _ := project(t)
 	script := `set -e; echo ok > file; mkdir -p d/e; mv file d/e/f; rm -r d; echo x > /dev/null; echo y 2>/dev/null >&2
-echo z > ~/.bashrc; echo t > /tmp/t; chmod 600 /tmp/t; ln -s /tmp/t link; git add -A; exit 3`
+echo z > ~/.bashrc; echo t > /tmp/t; chmod 600 /tmp/t; ln -s /tmp/t link; git status >/dev/null; exit 3`
 	_, stderr, code := runJailIn(t, proj, "", "--explain", "--", "sh", "-c", script)
 	if code != 3 {
 		t.Fatalf("exit status %d, want the command's 3; stderr: %s", code, stderr)

@@ -96,7 +96,8 @@ func TestFallbackAgentRefusesListingLosses(t *testing.T) {
 		"falling back to Landlock",
 		"max_user_namespaces=0",
 		"cannot keep: pid isolation",
-		"cannot keep: protect " + proj + "/.git/hooks",
+		"cannot keep: read-only " + proj + "/.git:",
+		"cannot keep: protect " + proj + "/.envrc:",
 		"refused:",
 		"--allow-weaker",
 	} {

@@ -23,7 +23,8 @@ type Denial struct {
 	// where something is mounted: it cannot be renamed or removed), "no-network", "proxy-only"
 	// (only the egress proxy's ports are reachable), "tcp-port" (Landlock allows other ports),
 	// "not-in-sandbox" (Path's directory, which the host has, is not there: an empty tmpfs
-	// replaces what holds it).
+	// replaces what holds it), "git-metadata" (Path is in the repository's git directory,
+	// which [git] keeps read-only).
 	Rule string `json:"rule"`
 	// Under is the grant, protection or mask that decides: its path.
 	Under string `json:"under,omitempty"`
@@ -63,6 +64,12 @@ func writeVerdict(spec *plan.Spec, t writeTarget) (rule, under string) {
 	switch cover.Kind {
 	case plan.MountProc, plan.MountDev:
 		return "", "" // devices, terminals and /proc/self/fd links: not judged
+	case plan.MountROBind, plan.MountProtect:
+		if g := spec.Git; g != nil && g.Mode == "read-only" && within(path, g.CommonDir) {
+			return "git-metadata", g.CommonDir
+		}
+	}
+	switch cover.Kind {
 	case plan.MountROBind:
 		return "read-only", cover.Target
 	case plan.MountProtect:

@@ -23,6 +23,9 @@ func (d Denial) Explain(spec *plan.Spec) string {
 	case "protected":
 		return fmt.Sprintf("%s — %s protects %s (the host may run it later); to allow: a profile without that protect entry (see: jail profile show %s)",
 			what, profile, d.Under, spec.Profile)
+	case "git-metadata":
+		return fmt.Sprintf("%s — %s keeps the repository's git directory %s read-only (git.mode = \"read-only\"), so that nothing written there runs on the host later; to allow: commits through -p agent-commit",
+			what, profile, d.Under)
 	case "hidden":
 		return fmt.Sprintf("%s — %s hides %s; to allow: a profile without that hide entry (see: jail profile show %s)",
 			what, profile, d.Under, spec.Profile)

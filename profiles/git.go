@@ -1,0 +1,105 @@
+package profiles
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+
+	"github.com/jail-sandbox/jail/plan"
+)
+
+// Git's metadata is a class, not a list of names: config, hooks, commondir, the index and its
+// gitlinks, info/, modules/, worktrees/, rebase and sequencer state all decide what the host's
+// git runs later. So the repository's common directory (which holds its git directory) is
+// protected as a whole, and every place where a .git would take over from it is protected too.
+
+// maxGitlinks bounds the submodule paths protected, nested ones included.
+const maxGitlinks = 4096
+
+// git applies [git] mode to the working directory's repository, after the profile's own
+// protections, and returns what the plan says about it (nil when nothing applies). Outside a
+// repository there is nothing to apply: `git init` works, and the new repository is the
+// sandbox's own.
+func (pl *planner) git() (*plan.Git, error) {
+	mode := cmp.Or(pl.p.Git.Mode, "read-only")
+	r := pl.repo
+	if mode == "off" || r == nil {
+		return nil, nil
+	}
+	for _, m := range pl.mounts {
+		if m.Kind == plan.MountBind && within(m.Source, r.commonDir) {
+			return nil, pl.p.errorAt("git.mode", pl.p.Git.Mode, "%s is granted write, inside the repository's git directory %s, which git.mode = %q keeps read-only (run from the work tree)",
+				m.Source, r.commonDir, mode)
+		}
+	}
+	g := &plan.Git{Mode: mode, WorkTree: r.top, GitDir: r.gitDir, CommonDir: r.commonDir}
+	if err := pl.protect(pl.gitEntry(r.commonDir, true)); err != nil {
+		return nil, err
+	}
+	for _, dotGit := range r.dotGits {
+		if err := pl.protect(pl.gitEntry(dotGit, true)); err != nil {
+			return nil, err
+		}
+	}
+	if r.top == "" || !pl.writableWithin(r.top) {
+		return g, nil
+	}
+	links, err := submodules(r.top, r.gitDir, r.commonDir, 0)
+	if err != nil {
+		pl.warnings = append(pl.warnings, pl.p.errorAt("git.mode", pl.p.Git.Mode,
+			"%v: submodule paths are not protected; do not run git on the host in a submodule this sandbox could write", err))
+	}
+	for _, dotGit := range links {
+		if err := pl.protect(pl.gitEntry(dotGit, true)); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// gitEntry is a protection [git] adds: located at git.mode, a directory placeholder where the
+// path is missing, and no warning where no writable grant holds it (it is read-only there).
+func (pl *planner) gitEntry(path string, dir bool) entry {
+	return entry{key: "git.mode", raw: pl.p.Git.Mode, path: path, dir: dir, quiet: true}
+}
+
+// writableWithin reports whether a writable bind lies at, above or beneath dir.
+func (pl *planner) writableWithin(dir string) bool {
+	for _, m := range pl.mounts {
+		if m.Kind == plan.MountBind && (within(m.Target, dir) || within(dir, m.Target)) {
+			return true
+		}
+	}
+	return false
+}
+
+// submodules returns the .git places of the gitlinks in gitDir's index, beneath top, and of
+// the gitlinks of every submodule checked out there whose git directory lies in common's
+// modules/ (nested submodules), up to maxGitlinks places.
+func submodules(top, gitDir, common string, found int) ([]string, error) {
+	paths, err := gitlinks(gitDir)
+	if err != nil {
+		return nil, fmt.Errorf("read %s/index: %w", gitDir, err)
+	}
+	var places []string
+	for _, p := range paths {
+		if found+len(places) >= maxGitlinks {
+			return places, fmt.Errorf("more than %d submodules", maxGitlinks)
+		}
+		sub := filepath.Join(top, filepath.FromSlash(p))
+		if !within(sub, top) || sub == top {
+			continue // git refuses such paths; nothing of the work tree is there
+		}
+		places = append(places, filepath.Join(sub, ".git"))
+		subGitDir, err := readGitFile(filepath.Join(sub, ".git"))
+		if err != nil || !within(subGitDir, filepath.Join(common, "modules")) {
+			continue // not checked out, or not a submodule git made: its own gitlinks are not read
+		}
+		nested, err := submodules(sub, subGitDir, common, found+len(places))
+		places = append(places, nested...)
+		if err != nil {
+			return places, err
+		}
+	}
+	return places, nil
+}
