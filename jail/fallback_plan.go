@@ -80,6 +80,8 @@ func (p *fallbackPlan) readMounts(spec *plan.Spec) fallbackMounts {
 			fm.hides[m.Target] = true
 		case plan.MountProtect:
 			p.Lost = append(p.Lost, fmt.Sprintf("protect %s: stays writable, since Landlock cannot take rights away beneath the write grant around it", m.Target))
+		case plan.MountOverlay:
+			p.Lost = append(p.Lost, fmt.Sprintf("git commit mode's overlay on %s: there is no overlay without a mount namespace; the git directory is what the grants around it make it", m.Target))
 		}
 	}
 	for _, m := range spec.Mounts {

@@ -87,6 +87,13 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 		return fail.ExitSetup, err
 	}
 	defer func() { obs.egressClosed(eg.close(stdio.Err)) }()
+	gc, err := startGitCommit(spec, obs.opts) // gitcommit.go; nil unless git commit mode
+	if err != nil {
+		sb.discard()
+		signals.stop()
+		return fail.ExitSetup, err
+	}
+	defer gc.close()
 	if sb == nil {
 		_, names := wire.CloneFlags(spec.Namespaces)
 		obs.log().Printf("host: starting init (namespaces %s)", strings.Join(names, ","))
@@ -105,13 +112,15 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 		sb.wait()
 		return fail.ExitSetup, fail.New("compile seccomp filter", "", err)
 	}
-	leaves := eg == nil && sb.canLeave()
+	leaves := eg == nil && gc == nil && sb.canLeave()
 	sb.sendPlan(bpf, leaves)
 	if leaves {
 		obs.log().Printf("host: jail's waiter takes the sandbox from here")
 		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec))
 	}
-	return sb.wait()
+	status, err := sb.wait()
+	gc.finish(stdio.Err) // init is gone, and its pid namespace with it
+	return status, err
 }
 
 // canLeave says the host can leave the sandbox to jail's waiter once it has sent the plan: the

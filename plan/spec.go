@@ -50,6 +50,7 @@ const (
 	MountDev      MountKind = "dev"       // a minimal /dev: null zero full random urandom tty, pts, shm
 	MountSymlink  MountKind = "symlink"   // a symlink at Target pointing to Source (merged-/usr links)
 	MountDir      MountKind = "dir"       // an empty directory at Target (e.g. $HOME inside)
+	MountOverlay  MountKind = "overlay"   // Source read-only beneath Upper, at Target (git commit mode)
 )
 
 // Mount is one setup operation. Source is a host path (or a link text for symlinks); Target is
@@ -64,6 +65,10 @@ type Mount struct {
 	// Source is, so the launcher knows which kind of mountpoint to make.
 	Create bool `json:"create,omitempty"`
 	IsDir  bool `json:"is_dir,omitempty"`
+	// Upper and Work are an overlay's writable layer and overlayfs's work directory: host
+	// directories on one filesystem, made by the run (Git.Import.Dir holds them).
+	Upper string `json:"upper,omitempty"`
+	Work  string `json:"work,omitempty"`
 }
 
 // Namespaces says which namespaces the sandbox gets. The profile cannot switch off user, mount
@@ -159,4 +164,21 @@ type Git struct {
 	WorkTree  string `json:"work_tree,omitempty"` // the top level, "" inside a git directory
 	GitDir    string `json:"git_dir"`
 	CommonDir string `json:"common_dir"`
+	// Import is commit mode's: CommonDir is an overlay inside, and what the command committed
+	// there is imported at exit.
+	Import *GitImport `json:"import,omitempty"`
+}
+
+// GitImport is how commit mode brings commits out of the sandbox. The run makes Dir (it must
+// not exist) with the overlay's upper and work directories; once every sandboxed process is
+// gone, the host takes from the upper directory only new objects and refs, checks the new
+// commits with the host's git, fetches them into CommonDir under Refs, and removes Dir. Config,
+// hooks, the index and every other file the command wrote there are dropped.
+type GitImport struct {
+	Dir  string `json:"dir"`
+	Refs string `json:"refs"` // the prefix a ref R/NAME is imported under: "refs/jail/RUN/" + NAME
+	// Protected are names (.envrc, .vscode, ...) that the profile protects in the work tree: a
+	// commit that adds or changes a path through one of them is not imported, nor one that adds
+	// a gitlink (a submodule), since the host's git would enter a repository at that path.
+	Protected []string `json:"protected,omitempty"`
 }

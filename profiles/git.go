@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/jail-sandbox/jail/plan"
 )
@@ -33,7 +34,9 @@ func (pl *planner) git() (*plan.Git, error) {
 		}
 	}
 	g := &plan.Git{Mode: mode, WorkTree: r.top, GitDir: r.gitDir, CommonDir: r.commonDir}
-	if err := pl.protect(pl.gitEntry(r.commonDir, true)); err != nil {
+	if mode == "commit" {
+		pl.commitOverlay(g)
+	} else if err := pl.protect(pl.gitEntry(r.commonDir, true)); err != nil {
 		return nil, err
 	}
 	for _, dotGit := range r.dotGits {
@@ -55,6 +58,30 @@ func (pl *planner) git() (*plan.Git, error) {
 		}
 	}
 	return g, nil
+}
+
+// commitOverlay makes the common directory a private overlay for commit mode, in place of any
+// grant of that directory itself: the host's directory is its read-only lower layer, and the
+// run's import directory holds the upper one, from which the new objects and refs are imported
+// at exit (plan.GitImport). The names the profile protects in the work tree go with it: commits
+// through them are not imported.
+func (pl *planner) commitOverlay(g *plan.Git) {
+	dir := filepath.Join(tempDir(pl.host, pl.paths), "jail-git-"+pl.host.RunID)
+	g.Import = &plan.GitImport{Dir: dir, Refs: "refs/jail/" + cmp.Or(pl.host.RunID, "run") + "/", Protected: []string{".gitmodules"}}
+	for _, raw := range pl.p.Filesystem.Protect {
+		e, err := pl.p.parseEntry("filesystem.protect", raw)
+		if err != nil {
+			continue // reported by the protect step already
+		}
+		place, err := pl.paths.place(e.path)
+		name := filepath.Base(place)
+		if err == nil && g.WorkTree != "" && within(place, g.WorkTree) && !slices.Contains(g.Import.Protected, name) {
+			g.Import.Protected = append(g.Import.Protected, name)
+		}
+	}
+	pl.mounts = slices.DeleteFunc(pl.mounts, func(m plan.Mount) bool { return m.Target == g.CommonDir && isGrant(m.Kind) })
+	pl.mounts = append(pl.mounts, plan.Mount{Kind: plan.MountOverlay, Source: g.CommonDir, Target: g.CommonDir, IsDir: true,
+		Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work")})
 }
 
 // gitEntry is a protection [git] adds: located at git.mode, a directory placeholder where the

@@ -250,3 +250,41 @@ func TestRepositoryHomeRefused(t *testing.T) {
 		t.Errorf("home: %+v", got)
 	}
 }
+
+// TestCommitModePlan: agent-commit puts an overlay on the common directory, its layers in the
+// run's directory under $TMPDIR, with the work tree's protected names for the import; nothing
+// else of the git directory is writable, and profile show flags it.
+func TestCommitModePlan(t *testing.T) {
+	host := testHost(t)
+	host.TmpDir, host.RunID = t.TempDir(), "r1"
+	gitInit(t, host.Cwd)
+	p, err := Load("agent-commit", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := Resolve(p, host, []string{"true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := host.TmpDir + "/jail-git-r1"
+	want := plan.Mount{Kind: plan.MountOverlay, Source: host.Cwd + "/.git", Target: host.Cwd + "/.git", IsDir: true, Upper: dir + "/upper", Work: dir + "/work"}
+	if got := find(spec, host.Cwd+"/.git"); len(got) != 1 || got[0] != want {
+		t.Errorf(".git: %+v, want %+v", got, want)
+	}
+	g := spec.Git
+	if g == nil || g.Mode != "commit" || g.Import == nil || g.Import.Dir != dir || g.Import.Refs != "refs/jail/r1/" ||
+		!slices.Contains(g.Import.Protected, ".envrc") || !slices.Contains(g.Import.Protected, ".gitmodules") {
+		t.Errorf("git plan %+v", g)
+	}
+	if !slices.Contains(spec.Landlock.Write, host.Cwd+"/.git") {
+		t.Errorf("landlock write %q lacks the overlay", spec.Landlock.Write)
+	}
+	e, err := Expand(p, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := Format(e)
+	if err != nil || !strings.Contains(string(text), `# WIDENS: git.mode = "commit"`) {
+		t.Errorf("profile show: %v\n%s", err, text)
+	}
+}

@@ -200,7 +200,7 @@ func landlockRules(rules LandlockRules, mounts []plan.Mount) plan.Landlock {
 		switch m.Kind {
 		case plan.MountROBind, plan.MountProc, plan.MountDir:
 			l.Read = append(l.Read, m.Target)
-		case plan.MountBind, plan.MountTmpfs, plan.MountDev:
+		case plan.MountBind, plan.MountTmpfs, plan.MountDev, plan.MountOverlay:
 			l.Write = append(l.Write, m.Target)
 		}
 	}

@@ -70,6 +70,8 @@ func (r *Roots) apply(m plan.Mount) error {
 		return r.symlink(m)
 	case plan.MountDir:
 		return r.dir(m)
+	case plan.MountOverlay:
+		return r.overlay(m)
 	}
 	return errors.New("unknown mount kind")
 }
@@ -80,6 +82,8 @@ func Object(m plan.Mount) string {
 	switch m.Kind {
 	case plan.MountROBind, plan.MountBind:
 		return m.Source + " on " + m.Target
+	case plan.MountOverlay:
+		return m.Upper + " over " + m.Source + " on " + m.Target
 	case plan.MountSymlink:
 		return m.Target + " -> " + m.Source
 	}
@@ -94,6 +98,8 @@ func mountError(m plan.Mount, err error) *fail.Error {
 		e.Hint = "jail needs Linux 5.12 or later (openat2, open_tree, mount_setattr)"
 	case errors.Is(err, syscall.ELOOP):
 		e.Hint = "a symlink lies on the path; paths were resolved before setup, which follows none"
+	case m.Kind == plan.MountOverlay && errors.Is(err, syscall.EINVAL):
+		e.Hint = "git commit mode needs overlayfs layers given by descriptor (Linux 6.13 or later) and an upper filesystem with user xattrs ($TMPDIR)"
 	case m.Kind == plan.MountProc && errors.Is(err, syscall.EPERM):
 		e.Hint = "the kernel refuses a new /proc while parts of the host's /proc are covered, as in many containers"
 	}
