@@ -89,13 +89,13 @@ func wantError(t *testing.T, err error, file string, line int, key, msg string) 
 }
 
 // gitInit runs the host's git to make dir a repository, then the further commands given.
-func gitInit(t *testing.T, dir string, more ...[]string) {
+func gitInit(t testing.TB, dir string, more ...[]string) {
 	t.Helper()
 	gitInitWith(t, dir, []string{"init", "-q"}, more...)
 }
 
 // gitInitWith is gitInit with its own init command.
-func gitInitWith(t *testing.T, dir string, init []string, more ...[]string) {
+func gitInitWith(t testing.TB, dir string, init []string, more ...[]string) {
 	t.Helper()
 	for _, args := range append([][]string{init}, more...) {
 		cmd := exec.Command("git", args...)

@@ -11,7 +11,14 @@ import (
 // agentSpec resolves the built-in agent profile on host.
 func agentSpec(t *testing.T, host Host) *plan.Spec {
 	t.Helper()
-	p, err := Load("agent", host)
+	_, spec := builtinSpec(t, "agent", host)
+	return spec
+}
+
+// builtinSpec loads and resolves the built-in profile name on host.
+func builtinSpec(t *testing.T, name string, host Host) (*Profile, *plan.Spec) {
+	t.Helper()
+	p, err := Load(name, host)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +26,7 @@ func agentSpec(t *testing.T, host Host) *plan.Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return spec
+	return p, spec
 }
 
 // readOnlyAt reports whether the last mount at target makes it read-only.
@@ -258,14 +265,7 @@ func TestCommitModePlan(t *testing.T) {
 	host := testHost(t)
 	host.TmpDir, host.RunID = t.TempDir(), "r1"
 	gitInit(t, host.Cwd)
-	p, err := Load("agent-commit", host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := Resolve(p, host, []string{"true"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, spec := builtinSpec(t, "agent-commit", host)
 	dir := host.TmpDir + "/jail-git-r1"
 	want := plan.Mount{Kind: plan.MountOverlay, Source: host.Cwd + "/.git", Target: host.Cwd + "/.git", IsDir: true, Upper: dir + "/upper", Work: dir + "/work"}
 	if got := find(spec, host.Cwd+"/.git"); len(got) != 1 || got[0] != want {
