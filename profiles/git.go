@@ -47,7 +47,7 @@ func (pl *planner) git() (*plan.Git, error) {
 	if r.top == "" || !pl.writableWithin(r.top) {
 		return g, nil
 	}
-	links, err := submodules(r.top, r.gitDir, r.commonDir, 0)
+	links, err := submodules(r.top, r.gitDir, 0)
 	if err != nil {
 		pl.warnings = append(pl.warnings, pl.p.errorAt("git.mode", pl.p.Git.Mode,
 			"%v: submodule paths are not protected; do not run git on the host in a submodule this sandbox could write", err))
@@ -101,9 +101,9 @@ func (pl *planner) writableWithin(dir string) bool {
 }
 
 // submodules returns the .git places of the gitlinks in gitDir's index, beneath top, and of
-// the gitlinks of every submodule checked out there whose git directory lies in common's
-// modules/ (nested submodules), up to maxGitlinks places.
-func submodules(top, gitDir, common string, found int) ([]string, error) {
+// the gitlinks of every submodule checked out there whose git directory lies where git keeps
+// them (nested submodules), up to maxGitlinks places.
+func submodules(top, gitDir string, found int) ([]string, error) {
 	paths, err := gitlinks(gitDir)
 	if err != nil {
 		return nil, fmt.Errorf("read %s/index: %w", gitDir, err)
@@ -119,10 +119,10 @@ func submodules(top, gitDir, common string, found int) ([]string, error) {
 		}
 		places = append(places, filepath.Join(sub, ".git"))
 		subGitDir, err := readGitFile(filepath.Join(sub, ".git"))
-		if err != nil || !within(subGitDir, filepath.Join(common, "modules")) {
+		if err != nil || !isSubmoduleOf(subGitDir, sub) {
 			continue // not checked out, or not a submodule git made: its own gitlinks are not read
 		}
-		nested, err := submodules(sub, subGitDir, common, found+len(places))
+		nested, err := submodules(sub, subGitDir, found+len(places))
 		places = append(places, nested...)
 		if err != nil {
 			return places, err

@@ -161,18 +161,46 @@ func isWorktreeOf(gitDir, common, gitFile string) bool {
 }
 
 // isSubmoduleOf reports whether gitDir is a submodule's git directory for the work tree top:
-// beneath ENCLOSING/.git/modules/, where ENCLOSING is a directory above top whose .git is a
-// directory.
+// beneath the modules/ of an enclosing repository's git directory (a .git directory above top,
+// or the git directory of a linked worktree above it, which is where git keeps the submodules of
+// a worktree).
 func isSubmoduleOf(gitDir, top string) bool {
 	for dir := filepath.Dir(top); ; dir = filepath.Dir(dir) {
-		modules := filepath.Join(dir, ".git", "modules")
-		if gitDir != modules && within(gitDir, modules) && isDir(filepath.Join(dir, ".git")) {
-			return true
+		if enclosing := enclosingGitDir(dir); enclosing != "" {
+			modules := filepath.Join(enclosing, "modules")
+			if gitDir != modules && within(gitDir, modules) {
+				return true
+			}
 		}
 		if dir == "/" {
 			return false
 		}
 	}
+}
+
+// enclosingGitDir returns the git directory whose work tree's top level is dir: its .git
+// directory, or what its .git file names when that is a linked worktree as git makes it; "" for
+// anything else.
+func enclosingGitDir(dir string) string {
+	dotGit := filepath.Join(dir, ".git")
+	info, err := os.Lstat(dotGit)
+	switch {
+	case err != nil:
+		return ""
+	case info.IsDir():
+		return dotGit
+	case !info.Mode().IsRegular():
+		return ""
+	}
+	gitDir, err := readGitFile(dotGit)
+	if err != nil {
+		return ""
+	}
+	common, err := commonDir(gitDir)
+	if err != nil || !isWorktreeOf(gitDir, common, dotGit) {
+		return ""
+	}
+	return gitDir
 }
 
 // readSmall reads a pointer file, refusing what is not a small regular file.

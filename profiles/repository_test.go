@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -286,5 +287,35 @@ func TestCommitModePlan(t *testing.T) {
 	text, err := Format(e)
 	if err != nil || !strings.Contains(string(text), `# WIDENS: git.mode = "commit"`) {
 		t.Errorf("profile show: %v\n%s", err, text)
+	}
+}
+
+// TestSubmoduleRepositories: run inside a submodule's checkout, in a superproject or in a linked
+// worktree of one, the submodule's git directory (where git keeps it) is followed; nested
+// submodules of the superproject get their .git protected.
+func TestSubmoduleRepositories(t *testing.T) {
+	host := testHost(t)
+	sub := t.TempDir()
+	gitInit(t, sub, []string{"commit", "-q", "--allow-empty", "-m", "s"})
+	inner := t.TempDir()
+	gitInit(t, inner, []string{"commit", "-q", "--allow-empty", "-m", "i"})
+	gitInit(t, sub, []string{"-c", "protocol.file.allow=always", "submodule", "add", "-q", inner, "inner"}, []string{"commit", "-q", "-m", "inner"})
+	super := host.Cwd
+	gitInit(t, super, []string{"-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "lib"}, []string{"commit", "-q", "-m", "lib"},
+		[]string{"-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--recursive"},
+		[]string{"worktree", "add", "-q", super + "/../wt"})
+	wt := filepath.Clean(super + "/../wt")
+	gitInit(t, wt, []string{"-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init"})
+
+	spec := agentSpec(t, host)
+	if got := find(spec, super+"/lib/inner/.git"); len(got) != 1 || got[0].Kind != plan.MountProtect {
+		t.Errorf("nested submodule's .git: %+v", got)
+	}
+	for _, dir := range []string{super + "/lib", wt + "/lib"} {
+		host.Cwd = dir
+		r, err := host.repository(newResolver())
+		if err != nil || r == nil || r.top != dir {
+			t.Errorf("in %s: repository %+v, %v", dir, r, err)
+		}
 	}
 }
