@@ -56,6 +56,9 @@ func (l *loader) load(ref, dir string) (*Profile, error) {
 	}
 	merged := &Profile{}
 	for _, parent := range p.Extends {
+		if climbs(parent) {
+			return nil, p.errorAt("extends", parent, "%s climbs out of the directory of %s: a relative extends stays beside the file naming it (or beneath), so that the directory a profile is kept in (.jail/, which agent protects) holds everything it extends; write an absolute path to reach further", parent, file)
+		}
 		base, err := l.load(parent, l.dirOf(file))
 		var located *Error
 		if err != nil && !errors.As(err, &located) {
@@ -108,6 +111,12 @@ func (l *loader) dirOf(file string) string {
 		return l.host.Cwd
 	}
 	return filepath.Dir(file)
+}
+
+// climbs reports whether a relative file reference leaves its directory (../base.toml): the
+// project directory around .jail/ is one an earlier sandboxed command could write.
+func climbs(ref string) bool {
+	return isFileRef(ref) && !filepath.IsAbs(ref) && !filepath.IsLocal(ref)
 }
 
 // isFileRef reports whether a profile reference names a file rather than a profile name.

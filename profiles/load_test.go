@@ -109,3 +109,18 @@ func TestProfileFileBound(t *testing.T) {
 		}
 	}
 }
+
+// TestExtendsStaysBeside: a relative extends cannot climb out of its file's directory — from
+// .jail/, that would be the project directory, which a sandbox writes.
+func TestExtendsStaysBeside(t *testing.T) {
+	host := testHost(t)
+	writeFile(t, host.Cwd+"/base.toml", "description = \"planted\"\n")
+	writeFile(t, host.Cwd+"/.jail/sub/inner.toml", "description = \"inner\"\n")
+	writeFile(t, host.Cwd+"/.jail/dev.toml", "extends = [\"../base.toml\"]\n")
+	writeFile(t, host.Cwd+"/.jail/ok.toml", "extends = [\"sub/inner.toml\", \""+host.Cwd+"/.jail/sub/inner.toml\", \"agent\"]\n")
+	_, err := Load(host.Cwd+"/.jail/dev.toml", host)
+	wantError(t, err, "dev.toml", 1, "extends", "climbs out of the directory")
+	if p, err := Load(host.Cwd+"/.jail/ok.toml", host); err != nil || p.Description != "inner" && !strings.HasPrefix(p.Description, "the working") {
+		t.Errorf("extends beside and absolute: %v, %+v", err, p)
+	}
+}
