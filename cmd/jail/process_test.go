@@ -259,6 +259,7 @@ func TestSchedulingPolicyIsTheCallers(t *testing.T) {
 
 	// With a report to write the host stays while the command runs (waiter.c).
 	cmd := exec.Command(jailBin, "--report", filepath.Join(t.TempDir(), "report.json"), "--", "sleep", "5")
+	cmd.Dir = t.TempDir() // not the package directory, where agent's placeholders would land in the source tree
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
