@@ -3,6 +3,8 @@ package profiles
 import (
 	"cmp"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -24,14 +26,20 @@ const maxGitlinks = 4096
 func (pl *planner) git() (*plan.Git, error) {
 	mode := cmp.Or(pl.p.Git.Mode, "read-only")
 	r := pl.repo
-	if mode == "off" || r == nil {
+	if mode == "off" {
 		return nil, nil
 	}
 	for _, m := range pl.mounts {
-		if m.Kind == plan.MountBind && within(m.Source, r.commonDir) {
+		if r != nil && m.Kind == plan.MountBind && within(m.Source, r.commonDir) {
 			return nil, pl.p.errorAt("git.mode", pl.p.Git.Mode, "%s is granted write, inside the repository's git directory %s, which git.mode = %q keeps read-only (run from the work tree)",
 				m.Source, r.commonDir, mode)
 		}
+	}
+	if err := pl.protectDotGits(r); err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, nil
 	}
 	g := &plan.Git{Mode: mode, WorkTree: r.top, GitDir: r.gitDir, CommonDir: r.commonDir}
 	if mode == "commit" {
@@ -82,6 +90,29 @@ func (pl *planner) commitOverlay(g *plan.Git) {
 	pl.mounts = slices.DeleteFunc(pl.mounts, func(m plan.Mount) bool { return m.Target == g.CommonDir && isGrant(m.Kind) })
 	pl.mounts = append(pl.mounts, plan.Mount{Kind: plan.MountOverlay, Source: g.CommonDir, Target: g.CommonDir, IsDir: true,
 		Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work")})
+}
+
+// protectDotGits protects every .git that exists in the working directory or above it, what
+// ever the repository check made of it: a repository refused (at the home, say) grants nothing,
+// but where a grant makes its .git writable, it stays read-only all the same. A symlinked .git
+// is left alone (findRepository refused it with a warning): a mask on a symlink could be
+// redirected. The repository's own git directory r is left to its mode.
+func (pl *planner) protectDotGits(r *repository) error {
+	dir, err := pl.paths.physical(filepath.Clean(pl.host.Cwd))
+	if err != nil || !filepath.IsAbs(dir) {
+		return nil
+	}
+	for ; ; dir = filepath.Dir(dir) {
+		dotGit := filepath.Join(dir, ".git")
+		if info, err := os.Lstat(dotGit); err == nil && info.Mode()&fs.ModeSymlink == 0 && (r == nil || !within(dotGit, r.commonDir)) {
+			if err := pl.protect(pl.gitEntry(dotGit, info.IsDir())); err != nil {
+				return err
+			}
+		}
+		if dir == "/" {
+			return nil
+		}
+	}
 }
 
 // gitEntry is a protection [git] adds: located at git.mode, a directory placeholder where the

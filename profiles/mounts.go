@@ -199,7 +199,7 @@ func (pl *planner) protect(e entry) error {
 	if err != nil {
 		return err
 	}
-	if info == nil && e.optional && !isDir(filepath.Dir(e.path)) {
+	if info == nil && e.optional && !isDir(filepath.Dir(e.path)) || pl.protected(target) {
 		return nil
 	}
 	for _, m := range pl.mounts {
@@ -235,6 +235,11 @@ func (pl *planner) protect(e entry) error {
 	}
 	pl.mounts = append(pl.mounts, m)
 	return nil
+}
+
+// protected reports whether a protection is planned at target already.
+func (pl *planner) protected(target string) bool {
+	return slices.ContainsFunc(pl.mounts, func(m plan.Mount) bool { return m.Kind == plan.MountProtect && m.Target == target })
 }
 
 // maskable checks that e's final name is not a symlink (a mask there could be redirected) and

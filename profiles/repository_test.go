@@ -319,3 +319,30 @@ func TestSubmoduleRepositories(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedRepositoryStaysProtected: a repository refused for its grants (here the home's,
+// with the home as the working directory) keeps its .git read-only where a grant makes it
+// writable.
+func TestRefusedRepositoryStaysProtected(t *testing.T) {
+	host := testHost(t)
+	gitInit(t, host.Home)
+	host.Cwd = host.Home
+	spec := agentSpec(t, host)
+	if !slices.ContainsFunc(spec.Warnings, func(w string) bool { return strings.Contains(w, "holds the home directory") }) {
+		t.Errorf("warnings %q", spec.Warnings)
+	}
+	if got := find(spec, host.Home+"/.git"); len(got) != 1 || got[0].Kind != plan.MountProtect {
+		t.Errorf("~/.git: %+v", got)
+	}
+}
+
+// TestCommitModeWithoutReadGrant: in commit mode the overlay alone decides the common
+// directory, also in a profile that does not grant it read.
+func TestCommitModeWithoutReadGrant(t *testing.T) {
+	host := testHost(t)
+	gitInit(t, host.Cwd)
+	spec := mustResolve(t, host, "[filesystem]\nwrite = [\"$CWD\"]\n[git]\nmode = \"commit\"\n")
+	if got := find(spec, host.Cwd+"/.git"); len(got) != 1 || got[0].Kind != plan.MountOverlay {
+		t.Errorf(".git: %+v", got)
+	}
+}

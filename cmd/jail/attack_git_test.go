@@ -158,3 +158,17 @@ func superproject(t *testing.T) string {
 	git(t, top, "commit", "-q", "-m", "lib")
 	return top
 }
+
+// TestRefusedRepositoryKeepsItsHooks: run from a home that is itself a repository (dotfiles),
+// jail grants nothing from that repository — it holds the home — yet its .git, inside the
+// writable working directory, stays read-only.
+func TestRefusedRepositoryKeepsItsHooks(t *testing.T) {
+	hostEffect{
+		victim: func(t *testing.T) (string, []string) {
+			home := repository(t)
+			return home, []string{"HOME=" + home}
+		},
+		attack: `printf '#!/bin/sh\ntouch $P\n' >.git/hooks/post-checkout; chmod +x .git/hooks/post-checkout`,
+		host:   hostGit("checkout", "-q", "HEAD"),
+	}.check(t)
+}
