@@ -61,3 +61,17 @@ func TestSymlinkedGrantKeepsSecretsHidden(t *testing.T) {
 		t.Errorf("--ro of a link to the home does not show it: exit %d, %q %q", code, out, errOut)
 	}
 }
+
+// TestDotfileLinksStillWork: a home whose ~/.gitconfig is a symlink into a dotfiles directory
+// keeps working inside: git reads it, and the grant sits at the link's place.
+func TestDotfileLinksStillWork(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "dotfiles", "gitconfig"), "[user]\n\tname = Linked Name\n")
+	writeLink(t, filepath.Join(home, "dotfiles", "gitconfig"), filepath.Join(home, ".gitconfig"))
+	for _, dir := range []string{t.TempDir(), home} {
+		out, errOut, code := runJailWith(t, runOpts{dir: dir, env: []string{"HOME=" + home}}, "--", "git", "config", "--global", "user.name")
+		if code != 0 || out != "Linked Name\n" {
+			t.Errorf("from %s: git config --global user.name: exit %d, %q %q", dir, code, out, errOut)
+		}
+	}
+}
