@@ -53,6 +53,7 @@ static void reset_signals(void) {
 static int wait_for_maps(const struct jail_spawn *s) {
 	char c;
 	ssize_t n;
+	close(s->go_end); // the child's copy: jail's is the one that counts
 	while ((n = read(s->go_fd, &c, 1)) < 0 && errno == EINTR)
 		;
 	if (n != 1) {
@@ -145,28 +146,70 @@ static int write_file(const char *path, const char *data) {
 	return e;
 }
 
-int jail_write_id_maps(pid_t pid) {
+// own_range maps every id this process's user namespace has onto itself: each line
+// "inside outside count" of its own map at path (/proc/self/uid_map) becomes "inside inside
+// count". On the host that is the whole range, "0 0 4294967295"; in a nested or rootless
+// container's namespace only the ids its parent granted, which are all a child may be given.
+// Returns 0, or -errno with map untouched.
+static int own_range(const char *path, char *map, size_t size) {
+	char buf[JAIL_ID_MAP_MAX];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	buf[n] = 0;
+	size_t len = 0;
+	for (char *line = buf; *line != 0;) {
+		unsigned long inside, outside, count;
+		int used;
+		if (sscanf(line, "%lu %lu %lu%n", &inside, &outside, &count, &used) != 3)
+			return -EINVAL;
+		int w = snprintf(map + len, size - len, "%lu %lu %lu\n", inside, inside, count);
+		if (w < 0 || (size_t)w >= size - len)
+			return -E2BIG;
+		len += w;
+		line += used;
+		line += strspn(line, " \n");
+	}
+	return len > 0 ? 0 : -EINVAL; // an empty map: no id of this namespace exists outside it
+}
+
+// write_map writes the id map at path: range when it is not NULL and the kernel takes it, else
+// id alone. map is set to what was written.
+static int write_map(const char *path, const char *range, unsigned id, char *map, size_t size) {
+	if (range != NULL && write_file(path, range) == 0) {
+		snprintf(map, size, "%s", range);
+		return 0;
+	}
+	snprintf(map, size, "%u %u 1", id, id);
+	return write_file(path, map);
+}
+
+int jail_write_id_maps(pid_t pid, struct jail_id_maps *m) {
 	uid_t uid = getuid();
 	gid_t gid = getgid();
-	char uid_map[64], gid_map[64];
-	if (uid == 0) {
-		// Root stays root, over the whole id range so that file ownership reads as on the
-		// host; it loses every capability before the command runs.
-		snprintf(uid_map, sizeof uid_map, "0 0 4294967295");
-		snprintf(gid_map, sizeof gid_map, "0 0 4294967295");
-	} else {
-		snprintf(uid_map, sizeof uid_map, "%u %u 1", uid, uid);
-		snprintf(gid_map, sizeof gid_map, "%u %u 1", gid, gid);
-	}
-	const char *files[] = {"uid_map", "setgroups", "gid_map"};
-	const char *data[] = {uid_map, "deny", gid_map};
-	for (int i = 0; i < 3; i++) {
-		char path[64];
-		snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, files[i]);
-		int e = write_file(path, data[i]);
-		if (e < 0)
-			return e;
-	}
+	// Root stays root, over every id its namespace has, so that file ownership reads as
+	// outside; it loses every capability before the command runs. An ordinary user maps itself
+	// alone, as does a root the kernel refuses more (a container's --cap-drop of CAP_SETUID).
+	char uid_range[JAIL_ID_MAP_MAX], gid_range[JAIL_ID_MAP_MAX];
+	int ranged = uid == 0 && own_range("/proc/self/uid_map", uid_range, sizeof uid_range) == 0 &&
+	             own_range("/proc/self/gid_map", gid_range, sizeof gid_range) == 0;
+	int e;
+	snprintf(m->path, sizeof m->path, "/proc/%d/uid_map", (int)pid);
+	if ((e = write_map(m->path, ranged ? uid_range : NULL, uid, m->uid_map, sizeof m->uid_map)) < 0)
+		return e;
+	// An ordinary user must deny setgroups before writing gid_map.
+	snprintf(m->path, sizeof m->path, "/proc/%d/setgroups", (int)pid);
+	if ((e = write_file(m->path, "deny")) < 0)
+		return e;
+	snprintf(m->path, sizeof m->path, "/proc/%d/gid_map", (int)pid);
+	if ((e = write_map(m->path, ranged ? gid_range : NULL, gid, m->gid_map, sizeof m->gid_map)) < 0)
+		return e;
+	m->path[0] = 0;
 	return 0;
 }
 
@@ -201,7 +244,7 @@ void jail_init_spawn(struct jail_spawn *s, int flags, const int fds[5], int exec
 	memcpy(s->fds, fds, 5 * sizeof fds[0]);
 	s->nfds = 5;
 	s->ambient_last_cap = executes && flags & CLONE_NEWUSER ? ambient_last_cap() : -1;
-	s->ready_fd = s->go_fd = s->err_fd = -1;
+	s->ready_fd = s->go_fd = s->go_end = s->err_fd = -1;
 }
 
 pid_t jail_spawn(struct jail_spawn *s) {

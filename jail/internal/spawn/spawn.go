@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -44,7 +45,7 @@ func Init(flags uintptr, files [5]*os.File) (int, error) {
 			errW.Close()
 			return 0, err
 		}
-		s.ready_fd, s.go_fd = C.int(readyW.Fd()), C.int(goR.Fd())
+		s.ready_fd, s.go_fd, s.go_end = C.int(readyW.Fd()), C.int(goR.Fd()), C.int(goW.Fd())
 		// The child waits in the vfork for its maps, with this thread suspended until it
 		// executes: another goroutine writes them.
 		go func() { mapped <- mapIDs(readyR, goW, &s.pid) }()
@@ -80,12 +81,37 @@ func mapIDs(readyR, goW *os.File, pid *C.pid_t) error {
 	if _, err := readyR.Read(make([]byte, 1)); err != nil {
 		return nil // the child failed before it got here: it reports why
 	}
-	if e := C.jail_write_id_maps(*pid); e < 0 {
-		return fmt.Errorf("write the id maps: %w", syscall.Errno(-e))
+	m := (*C.struct_jail_id_maps)(C.malloc(C.sizeof_struct_jail_id_maps))
+	defer C.free(unsafe.Pointer(m))
+	if e := C.jail_write_id_maps(*pid, m); e < 0 {
+		return &IDMapError{Path: C.GoString(&m.path[0]), Map: mapText(m, C.GoString(&m.path[0])), Err: syscall.Errno(-e)}
 	}
 	_, err := goW.Write([]byte{0})
 	return err
 }
+
+// mapText is the map jail tried to write at path: the uid's or the gid's ("" for setgroups).
+func mapText(m *C.struct_jail_id_maps, path string) string {
+	switch {
+	case strings.HasSuffix(path, "/uid_map"):
+		return C.GoString(&m.uid_map[0])
+	case strings.HasSuffix(path, "/gid_map"):
+		return C.GoString(&m.gid_map[0])
+	}
+	return "deny"
+}
+
+// IDMapError is the kernel refusing init's id maps: the file, what jail wrote to it, and why.
+type IDMapError struct {
+	Path, Map string
+	Err       syscall.Errno
+}
+
+func (e *IDMapError) Error() string {
+	return fmt.Sprintf("write %q to %s: %s", e.Map, e.Path, e.Err)
+}
+
+func (e *IDMapError) Unwrap() error { return e.Err }
 
 // closeAll closes the files that are not nil.
 func closeAll(files ...*os.File) {

@@ -16,9 +16,11 @@ struct jail_spawn {
 	int unshare_flags;
 	int fds[8], nfds;
 	// go_fd (-1: no user namespace): the child waits for a byte on it, which jail writes once
-	// it has written the child's id maps. ready_fd (-1: none): the child first writes a byte on
-	// it, for a caller that cannot tell when the child exists.
-	int ready_fd, go_fd;
+	// it has written the child's id maps; go_end is jail's end of that pipe, which the child
+	// closes first, so that it reads EOF and gives up when jail closes its own unwritten (the
+	// kernel refused the maps). ready_fd (-1: none): the child first writes a byte on it, for a
+	// caller that cannot tell when the child exists.
+	int ready_fd, go_fd, go_end;
 	int err_fd; // the child writes errno here when it fails; EOF once execve succeeded
 	int ambient_last_cap; // >= 0: raise capabilities 0..ambient_last_cap as ambient
 	pid_t pid;            // the child's pid, set before it runs (CLONE_PARENT_SETTID)
@@ -41,9 +43,21 @@ int jail_spawn_setup(struct jail_spawn *s);
 // jail_spawn_fail sends errno to s->err_fd and exits the child.
 void jail_spawn_fail(const struct jail_spawn *s) __attribute__((noreturn));
 
+// JAIL_ID_MAP_MAX holds an id map file's longest content: 340 lines (the kernel's limit).
+#define JAIL_ID_MAP_MAX (340 * 33 + 1)
+
+// jail_id_maps is what jail_write_id_maps wrote, or the file it failed on.
+struct jail_id_maps {
+	char uid_map[JAIL_ID_MAP_MAX], gid_map[JAIL_ID_MAP_MAX];
+	char path[64]; // the file a failure was on; "" once all are written
+};
+
 // jail_write_id_maps maps the caller's identity into the user namespace of process pid, with
-// setgroups denied (an ordinary user must deny it before writing gid_map). Returns 0 or -errno.
-int jail_write_id_maps(pid_t pid);
+// setgroups denied (an ordinary user must deny it before writing gid_map): root keeps every id
+// its own namespace has (the whole range on the host, what a container's namespace was granted
+// inside one), an ordinary user itself alone. Returns 0 or -errno, with *m saying what was
+// written and where it failed.
+int jail_write_id_maps(pid_t pid, struct jail_id_maps *m);
 
 // jail_init_arg0 is argv[0] of jail's init (spawn.go's InitArg0): MaybeInit runs the init when it
 // sees it.

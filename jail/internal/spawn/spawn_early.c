@@ -159,6 +159,7 @@ static void fork_init(int argc, char **argv, int net) {
 	                    (net ? CLONE_NEWNET : 0);
 	jail_init_spawn(&s, ns, fds, 0);
 	s.go_fd = p[go][0]; // no ready_fd: this thread knows the child exists when clone returns
+	s.go_end = p[go][1];
 	s.err_fd = p[err][1];
 	sigprocmask(SIG_SETMASK, NULL, &s.mask);
 	// A fork, in new namespaces: the child goes on from here, on its copy of this stack.
@@ -173,7 +174,8 @@ static void fork_init(int argc, char **argv, int net) {
 	close(p[go][0]);
 	char c = 0;
 	// The namespaces go first on the plan's pipe, as launchInit sends them (wire.SendNamespaces).
-	int ok = pid > 0 && jail_write_id_maps(pid) == 0 && write(p[go][1], &c, 1) == 1 &&
+	struct jail_id_maps maps;
+	int ok = pid > 0 && jail_write_id_maps(pid, &maps) == 0 && write(p[go][1], &c, 1) == 1 &&
 	         write(p[cfg][1], &ns, sizeof ns) == sizeof ns;
 	close(p[go][1]);
 	if (!ok) {
