@@ -36,16 +36,20 @@ func Run() (status int) {
 	if err != nil {
 		return sendReport(fail.New("read sandbox plan", "", err))
 	}
-	s, err := prepare(ns)
-	if err != nil {
-		return sendReport(fail.New("sandbox init", "", err))
-	}
+	s, preErr := prepare(ns)
+	// The plan comes even after a failed prelude: it says whether the host stays to print the
+	// error, or leaves (and would drop one written to it meanwhile, unread).
 	cfg, err := wire.ReadConfig(host)
-	if err != nil {
+	if err == nil {
+		hostLeft = cfg.HostLeaves
+	}
+	switch {
+	case preErr != nil:
+		return sendReport(fail.New("sandbox init", "", preErr))
+	case err != nil:
 		return sendReport(fail.New("read sandbox plan", "", err))
 	}
 	s.cfg, s.spec, s.log = cfg, cfg.Spec, verbose.New(cfg.Verbose, cfg.Started)
-	hostLeft = cfg.HostLeaves
 	s.logPrelude()
 	if ns, _ := wire.CloneFlags(s.spec.Namespaces); ns != s.ns {
 		return sendReport(&fail.Error{Op: "read sandbox plan", Detail: "the plan's namespaces are not init's", Exit: fail.ExitSetup})
