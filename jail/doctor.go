@@ -6,31 +6,31 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/jail/internal/container"
+	"github.com/jail-sandbox/jail/jail/internal/fail"
 	"github.com/jail-sandbox/jail/jail/internal/userns"
 	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/plan"
 )
 
 // Status is how a doctor check came out.
 type Status string
 
-// Check statuses: OK works; WARN works with a limitation (or does not matter for jail's default
-// run); FAIL means jail cannot run its default sandbox here.
+// Check statuses: OK works; WARN works with a limitation the detail names; FAIL means jail's
+// default run fails here (the fix says what makes it work).
 const (
 	StatusOK   Status = "OK"
 	StatusWarn Status = "WARN"
 	StatusFail Status = "FAIL"
 )
 
-// Check is one line of `jail doctor`: a kernel feature or host restriction jail depends on.
+// Check is one line of `jail doctor`: something jail relies on, and what it changes for the user.
 type Check struct {
 	Name   string `json:"name"`
 	Status Status `json:"status"`
@@ -41,19 +41,20 @@ type Check struct {
 // fallbackFix is what a user without user namespaces can still do.
 const fallbackFix = "or run without namespaces: jail --fallback landlock (it lists what that loses)"
 
-// Doctor probes this host for everything jail uses, one Check per capability, in a fixed order.
-// It changes nothing: probes run in short-lived children or ask the kernel without applying.
-func Doctor() []Check {
-	userns := checkUserNS()
+// Doctor checks this host for what jail relies on, one Check per finding, in a fixed order. trial
+// is a plan with the default run's namespaces, /proc, /dev and root, whose command exits 0:
+// Doctor runs it in a real sandbox, the way jail runs every command (the same id maps, /proc
+// mount and pivot_root), so its verdict is the next run's. It changes nothing on the host.
+func Doctor(trial *plan.Spec) []Check {
+	engine := container.Detect()
+	t := runTrial(trial)
 	return []Check{
 		checkKernel(),
-		userns,
+		checkContainer(engine),
+		checkUserNS(t, engine),
+		checkSandbox(t, engine),
 		checkLandlock(),
 		checkSeccomp(),
-		checkOverlay(userns.Status == StatusFail),
-		checkCgroup(),
-		checkContainer(userns.Status == StatusFail),
-		checkAppArmor(),
 	}
 }
 
@@ -83,6 +84,62 @@ func PrintDoctor(w io.Writer, checks []Check, asJSON bool) int {
 	return status
 }
 
+// trial is how a trial sandbox came out.
+type trial struct {
+	err     *fail.Error // jail's error; nil when the command ran and exited 0
+	notices []string    // the "jail: notice:" lines init printed
+	weaker  *trial      // where /proc was refused: the same trial with the plan's AllowWeaker
+}
+
+// runTrial runs spec in a sandbox, with stdio on /dev/null and init's stderr kept for its notices,
+// and once more with AllowWeaker when the kernel refused the sandbox its own /proc.
+func runTrial(spec *plan.Spec) *trial {
+	t := &trial{}
+	t.err, t.notices = runQuiet(spec)
+	if t.err != nil && t.err.Op == string(plan.MountProc) && t.err.Errno == syscall.EPERM {
+		weaker := *spec
+		weaker.AllowWeaker = true
+		t.weaker = &trial{}
+		t.weaker.err, t.weaker.notices = runQuiet(&weaker)
+	}
+	return t
+}
+
+// runQuiet runs spec and returns jail's error, if any, and init's notices.
+func runQuiet(spec *plan.Spec) (*fail.Error, []string) {
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return fail.New("open", os.DevNull, err), nil
+	}
+	defer null.Close()
+	errs, err := os.CreateTemp("", "jail-doctor-")
+	if err != nil {
+		return fail.New("create a temporary file", "", err), nil
+	}
+	os.Remove(errs.Name())
+	defer errs.Close()
+	status, err := Run(spec, Options{}, Stdio{In: null, Out: null, Err: errs})
+	var notices []string
+	errs.Seek(0, io.SeekStart)
+	if b, rerr := io.ReadAll(errs); rerr == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if n, ok := strings.CutPrefix(line, "jail: notice: "); ok {
+				notices = append(notices, n)
+			}
+		}
+	}
+	var e *fail.Error
+	switch {
+	case errors.As(err, &e):
+		return e, notices
+	case err != nil:
+		return fail.New("trial sandbox", "", err), notices
+	case status != 0:
+		return &fail.Error{Op: "trial sandbox", Detail: fmt.Sprintf("the trial command exited %d", status), Exit: status}, notices
+	}
+	return nil, notices
+}
+
 // kernelRelease returns uname -r and its leading major and minor numbers.
 func kernelRelease() (release string, major, minor int) {
 	var u unix.Utsname
@@ -99,26 +156,146 @@ func checkKernel() Check {
 	c := Check{Name: "kernel", Status: StatusOK, Detail: "Linux " + release}
 	if major < 5 || (major == 5 && minor < 13) {
 		c.Status = StatusWarn
-		c.Detail += ": older than 5.13, no Landlock"
+		c.Detail += ": older than 5.13, no Landlock (5.12 or later builds the sandbox)"
 		c.Fix = "upgrade to Linux 6.12 or later for every Landlock feature jail uses"
 	}
 	return c
 }
 
-func checkUserNS() Check {
-	c := Check{Name: "user namespaces", Status: StatusOK, Detail: fmt.Sprintf("can be created by uid %d", os.Geteuid())}
-	err := userns.Probe()
+// checkContainer names the container engine, whose options the fixes below are.
+func checkContainer(engine container.Engine) Check {
+	c := Check{Name: "container", Status: StatusOK}
+	switch {
+	case engine.Name == "":
+		c.Detail = "not inside a container"
+		if _, err := os.Lstat("/.dockerenv"); err == nil {
+			c.Detail += " (/.dockerenv exists, but nothing else of Docker's does)"
+		}
+	case engine.Rootless:
+		c.Detail = fmt.Sprintf("inside %s, rootless (%s): the fixes below are its options", engine.Name, engine.Evidence)
+	default:
+		c.Detail = fmt.Sprintf("inside %s (%s): the fixes below are its options", engine.Name, engine.Evidence)
+	}
+	return c
+}
+
+// checkUserNS reports whether the trial got its user namespace, with the ids it maps, and the
+// cause and fix when it did not.
+func checkUserNS(t *trial, engine container.Engine) Check {
+	c := Check{Name: "user namespaces", Status: StatusOK, Detail: "created: " + idMapsDetail()}
+	if t.err == nil || t.err.Op != opCreateNamespaces {
+		if os.Geteuid() == 0 {
+			c.Detail += " (as root; run jail doctor as an ordinary user to check theirs)"
+		}
+		return c
+	}
+	bare := *t.err
+	bare.Hint = "" // the cause follows
+	c.Status, c.Detail = StatusFail, bare.Error()
 	cause, fix := userns.Refusal()
 	switch {
-	case err != nil && cause != "":
-		c.Status, c.Detail, c.Fix = StatusFail, fmt.Sprintf("refused (%s): %s", errText(err), cause), fix+"; "+fallbackFix
-	case err != nil:
-		c.Status, c.Detail, c.Fix = StatusFail, fmt.Sprintf("clone(CLONE_NEWUSER) refused: %s", errText(err)), fallbackFix
+	case userns.UnderSeccomp() && engine.Name != "":
+		c.Detail += fmt.Sprintf("; %s's seccomp policy refuses them", engine.Name)
+		c.Fix = container.FixesFor(engine.Name).UserNS + "; " + fallbackFix
 	case cause != "":
-		// Created, but a restriction (AppArmor) strips the namespace's capabilities.
-		c.Status, c.Detail, c.Fix = StatusFail, "created but unusable: "+cause, fix+"; "+fallbackFix
-	case os.Geteuid() == 0:
-		c.Detail += " (root; run `jail doctor` as an ordinary user to check theirs)"
+		c.Detail += "; " + cause
+		c.Fix = fix + "; " + fallbackFix
+	default:
+		c.Fix = fallbackFix
+	}
+	return c
+}
+
+// idMapsDetail says which ids the sandbox maps: every id for root on the host; the ids its
+// namespace has for root in a nested or rootless container's; the caller's own otherwise.
+func idMapsDetail() string {
+	if os.Getuid() != 0 {
+		return fmt.Sprintf("the sandbox maps uid %d and gid %d, itself", os.Getuid(), os.Getgid())
+	}
+	n, all := userns.OwnUIDs()
+	if all {
+		return "the sandbox maps every uid and gid, root as root"
+	}
+	uids := "uids"
+	if n == 1 {
+		uids = "uid"
+	}
+	return fmt.Sprintf("jail runs in a user namespace with %d %s (a nested or rootless container's): "+
+		"the sandbox maps those, root as root; files of other owners show as nobody", n, uids)
+}
+
+// checkSandbox reports the trial sandbox: whether it ran, and where the kernel refused a step,
+// the cause and what works instead, tried.
+func checkSandbox(t *trial, engine container.Engine) Check {
+	c := Check{Name: "sandbox", Status: StatusOK}
+	fixes := container.FixesFor(engine.Name)
+	switch {
+	case t.err == nil:
+		c.Detail = "a trial sandbox ran: its own namespaces, a /proc of its own, pivot_root into a new root, seccomp and Landlock"
+		if len(t.notices) > 0 {
+			c.Detail += "; " + strings.Join(t.notices, "; ")
+		}
+	case t.err.Op == opCreateNamespaces:
+		c.Status, c.Detail = StatusWarn, "not probed: no user namespaces"
+	case t.weaker != nil:
+		masked := container.MaskedProc()
+		c.Status = StatusFail
+		c.Detail = "the kernel refuses the sandbox a /proc of its own: the container masks parts of its /proc"
+		if len(masked) > 0 {
+			c.Detail += " (" + strings.Join(masked, ", ") + ")"
+		}
+		c.Fix = fixes.Proc
+		if fixes.All != "" {
+			c.Fix += " (or " + fixes.All + ")"
+		}
+		if t.weaker.err == nil {
+			c.Fix += "; or jail --allow-weaker (tried here: it runs, with the container's /proc, which lists the container's processes)"
+		} else {
+			c.Detail += "; with --allow-weaker: " + t.weaker.err.Error()
+		}
+	default:
+		c.Status, c.Detail = StatusFail, t.err.Error()
+		switch {
+		case t.err.Errno == syscall.EPERM && strings.Contains(userns.AppArmorLabel(), "docker"):
+			c.Fix = fixes.AppArmor
+		case t.err.Errno == syscall.EPERM && userns.UnderSeccomp():
+			c.Fix = fixes.UserNS
+		default:
+			c.Fix = "jail -v -- true shows each step of the sandbox's setup"
+		}
+	}
+	return c
+}
+
+func checkLandlock() Check {
+	abi := landlock.ABI()
+	c := Check{Name: "landlock", Status: StatusOK, Detail: fmt.Sprintf("ABI %d", abi)}
+	missing := landlock.Missing(landlock.Config{RestrictTCP: true, Scope: true})
+	switch {
+	case abi == 0:
+		c.Status = StatusWarn
+		c.Detail = "not available (kernel older than 5.13, or landlock not in the lsm= boot list): the sandbox runs without its Landlock layer, and a profile with [landlock] mode = \"required\" fails"
+		c.Fix = "boot with lsm=landlock,… (see /sys/kernel/security/lsm) on Linux 5.13 or later"
+	case len(missing) > 0:
+		c.Status = StatusWarn
+		c.Detail += "; the sandbox runs without " + strings.Join(missing, ", ") + " (best-effort mode)"
+		c.Fix = "upgrade to Linux 6.12 or later"
+	default:
+		c.Detail += ": filesystem, TCP ports, signal and abstract-socket scoping"
+	}
+	return c
+}
+
+func checkSeccomp() Check {
+	c := Check{Name: "seccomp", Status: StatusOK, Detail: "filters available"}
+	action := uint32(unix.SECCOMP_RET_ERRNO)
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0, uintptr(unsafe.Pointer(&action))); e != 0 {
+		c.Status, c.Detail = StatusFail, "seccomp filters unavailable: "+errText(e)
+		c.Fix = "use a kernel built with CONFIG_SECCOMP_FILTER"
+		return c
+	}
+	if userns.UnderSeccomp() {
+		c.Detail += "; jail runs under a filter already (a container's?): what it refuses stays refused in the sandbox"
 	}
 	return c
 }
@@ -129,193 +306,4 @@ func errText(err error) string {
 		return unix.ErrnoName(errno) + " " + errno.Error()
 	}
 	return err.Error()
-}
-
-func checkLandlock() Check {
-	abi := landlock.ABI()
-	c := Check{Name: "landlock", Status: StatusOK, Detail: fmt.Sprintf("ABI %d", abi)}
-	missing := landlock.Missing(landlock.Config{RestrictTCP: true, Scope: true})
-	switch {
-	case abi == 0:
-		c.Status, c.Detail = StatusFail, "not available (kernel older than 5.13, or landlock not in the lsm= boot list)"
-		c.Fix = "boot with lsm=landlock,… (see /sys/kernel/security/lsm) on Linux 5.13 or later"
-	case len(missing) > 0:
-		c.Status = StatusWarn
-		c.Detail += "; best-effort mode leaves out " + strings.Join(missing, ", ")
-		c.Fix = "upgrade to Linux 6.12 or later"
-	default:
-		c.Detail += ": filesystem, TCP ports, signal and abstract-socket scoping"
-	}
-	return c
-}
-
-func checkSeccomp() Check {
-	c := Check{Name: "seccomp", Status: StatusOK}
-	action := uint32(unix.SECCOMP_RET_ERRNO)
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0, uintptr(unsafe.Pointer(&action))); e != 0 {
-		c.Status, c.Detail = StatusFail, "seccomp filters unavailable: "+errText(e)
-		c.Fix = "use a kernel built with CONFIG_SECCOMP_FILTER"
-		return c
-	}
-	c.Detail = "filters available"
-	// A known flag with no program fails with EFAULT; an unknown one with EINVAL.
-	_, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, 0)
-	if e == unix.EFAULT {
-		c.Detail += ", TSYNC available"
-	} else {
-		c.Status = StatusWarn
-		c.Detail += ", TSYNC unavailable (" + errText(e) + ")"
-		c.Fix = "upgrade to Linux 3.17 or later"
-	}
-	if userns.UnderSeccomp() {
-		c.Detail += "; jail itself already runs under a seccomp filter (a container's?)"
-	}
-	return c
-}
-
-// checkOverlay mounts an overlay in a throwaway user and mount namespace, as a rootless overlay
-// would be used, with the host's mount(8) as the child.
-func checkOverlay(noUserNS bool) Check {
-	c := Check{Name: "overlayfs userns", Status: StatusOK, Detail: "overlay mounts in a user namespace"}
-	if noUserNS {
-		c.Status, c.Detail = StatusWarn, "not probed: no user namespaces"
-		return c
-	}
-	mount, err := exec.LookPath("mount")
-	if err != nil {
-		c.Status, c.Detail = StatusWarn, "not probed: no mount(8) on PATH"
-		return c
-	}
-	dir, err := os.MkdirTemp("", "jail-doctor-")
-	if err != nil {
-		c.Status, c.Detail = StatusWarn, "not probed: "+err.Error()
-		return c
-	}
-	defer os.RemoveAll(dir)
-	opts := "lowerdir=" + dir + "/l,upperdir=" + dir + "/u,workdir=" + dir + "/w"
-	for _, d := range []string{"l", "u", "w", "m"} {
-		os.Mkdir(filepath.Join(dir, d), 0o700)
-	}
-	cmd := exec.Command(mount, "-t", "overlay", "overlay", "-o", opts, filepath.Join(dir, "m"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		c.Status = StatusWarn
-		c.Detail = "overlay mount refused in a user namespace: " + strings.TrimSpace(string(out))
-		c.Fix = "Linux 5.11 or later allows it (jail's sandbox does not need overlayfs today)"
-	}
-	return c
-}
-
-// checkCgroup reports whether this process's cgroup v2 is delegated to the caller, which limits
-// by cgroup (memory, pids) would need.
-func checkCgroup() Check {
-	c := Check{Name: "cgroup v2", Status: StatusWarn}
-	root := "/sys/fs/cgroup"
-	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err != nil {
-		root = "/sys/fs/cgroup/unified"
-		if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err != nil {
-			c.Detail = "no cgroup v2 hierarchy mounted"
-			c.Fix = "boot with systemd.unified_cgroup_hierarchy=1 (jail's limits use rlimits today)"
-			return c
-		}
-		c.Detail = "hybrid hierarchy (v2 at " + root + ", controllers on v1); "
-	}
-	own := ""
-	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
-		for line := range strings.SplitSeq(string(b), "\n") {
-			if p, ok := strings.CutPrefix(line, "0::"); ok {
-				own = p
-			}
-		}
-	}
-	dir := filepath.Join(root, own)
-	if unix.Access(filepath.Join(dir, "cgroup.procs"), unix.W_OK) != nil || unix.Access(dir, unix.W_OK) != nil {
-		c.Detail += fmt.Sprintf("%s is not delegated to uid %d", dir, os.Geteuid())
-		c.Fix = "run jail in a delegated scope: systemd-run --user --scope -p Delegate=yes jail … (jail's limits use rlimits today)"
-		return c
-	}
-	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
-	ctl := strings.Fields(string(b))
-	c.Detail += fmt.Sprintf("%s delegated (controllers: %s)", dir, strings.Join(ctl, " "))
-	for _, want := range []string{"memory", "pids"} {
-		if !slices.Contains(ctl, want) {
-			c.Detail += "; no " + want + " controller"
-			c.Fix = "enable it for the delegated subtree (cgroup.subtree_control); jail's limits use rlimits today"
-			return c
-		}
-	}
-	c.Status = StatusOK
-	return c
-}
-
-// container names the container runtime this process runs under, or "".
-func container() string {
-	switch {
-	case fileExists("/.dockerenv"):
-		return "docker"
-	case fileExists("/run/.containerenv"):
-		return "podman"
-	}
-	if v := os.Getenv("container"); v != "" {
-		return v
-	}
-	if b, err := os.ReadFile("/proc/1/environ"); err == nil {
-		for kv := range strings.SplitSeq(string(b), "\x00") {
-			if v, ok := strings.CutPrefix(kv, "container="); ok {
-				return v
-			}
-		}
-	}
-	if b, err := os.ReadFile("/proc/1/cgroup"); err == nil {
-		for _, k := range []string{"docker", "kubepods", "lxc", "containerd"} {
-			if strings.Contains(string(b), k) {
-				return k
-			}
-		}
-	}
-	return ""
-}
-
-func fileExists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
-}
-
-func checkContainer(noUserNS bool) Check {
-	c := Check{Name: "container", Status: StatusOK, Detail: "not inside a container"}
-	name := container()
-	if name == "" {
-		return c
-	}
-	c.Detail = "inside " + name
-	if noUserNS {
-		c.Status = StatusWarn
-		c.Detail += ", which refuses user namespaces"
-		c.Fix = "docker/podman run --security-opt seccomp=unconfined --security-opt apparmor=unconfined …; " + fallbackFix
-	} else {
-		c.Detail += "; user namespaces work here"
-	}
-	return c
-}
-
-func checkAppArmor() Check {
-	c := Check{Name: "apparmor userns", Status: StatusOK}
-	v := userns.ReadSysctl(userns.SysctlAppArmorRestrict)
-	label := userns.AppArmorLabel()
-	switch {
-	case v == "":
-		c.Detail = "no AppArmor user-namespace restriction in this kernel"
-	case v != "1":
-		c.Detail = "kernel.apparmor_restrict_unprivileged_userns=" + v + " (not restricted)"
-	case os.Geteuid() == 0 || !userns.AppArmorUnconfined(label):
-		c.Detail = "restriction on, but it does not apply to jail here (label " + label + ")"
-	default:
-		_, fix := userns.RefusalFrom(userns.ReadSysctl, false, os.Geteuid(), label)
-		c.Status, c.Detail, c.Fix = StatusFail, "kernel.apparmor_restrict_unprivileged_userns=1 applies to jail", fix
-	}
-	return c
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/jail/internal/container"
 )
 
 func TestDoctorChecksEveryCapability(t *testing.T) {
-	checks := Doctor()
+	checks := Doctor(testSpec("true"))
 	var names []string
 	for _, c := range checks {
 		names = append(names, c.Name)
@@ -19,9 +21,23 @@ func TestDoctorChecksEveryCapability(t *testing.T) {
 			t.Errorf("%s is %s without a fix: %q", c.Name, c.Status, c.Detail)
 		}
 	}
-	want := "kernel,user namespaces,landlock,seccomp,overlayfs userns,cgroup v2,container,apparmor userns"
+	want := "kernel,container,user namespaces,sandbox,landlock,seccomp"
 	if got := strings.Join(names, ","); got != want {
 		t.Errorf("checks %q, want %q", got, want)
+	}
+}
+
+// TestDoctorTrialIsARun checks that the doctor's verdict on the sandbox is a real run's: a trial
+// whose command fails is a FAIL naming it, and a trial on this host otherwise passes where the
+// tests' own sandboxes run.
+func TestDoctorTrialIsARun(t *testing.T) {
+	ok := checkSandbox(runTrial(testSpec("true")), container.Engine{})
+	if ok.Status != StatusOK {
+		t.Errorf("a trial of a plan the tests run: %+v", ok)
+	}
+	bad := checkSandbox(runTrial(testSpec("false")), container.Engine{})
+	if bad.Status != StatusFail || !strings.Contains(bad.Detail, "exited 1") {
+		t.Errorf("a trial whose command fails: %+v, want FAIL naming its exit status", bad)
 	}
 }
 

@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/plan"
+	"github.com/jail-sandbox/jail/profiles"
 )
 
-// runDoctor is `jail doctor [--json]`: one line per kernel capability jail relies on, each OK,
-// WARN or FAIL with the fix.
+// runDoctor is `jail doctor [--json]`: one line per thing jail relies on, each OK, WARN or FAIL
+// with what it changes and the fix.
 func runDoctor(args []string, stdio jail.Stdio) int {
 	asJSON := false
 	for _, a := range args {
@@ -19,5 +22,23 @@ func runDoctor(args []string, stdio jail.Stdio) int {
 			return exitFailure
 		}
 	}
-	return jail.PrintDoctor(stdio.Out, jail.Doctor(), asJSON)
+	trial, err := doctorTrial()
+	if err != nil {
+		return fail(stdio.Err, err)
+	}
+	return jail.PrintDoctor(stdio.Out, jail.Doctor(trial), asJSON)
+}
+
+// doctorTrial is the plan of the doctor's trial sandbox: the minimal profile, whose namespaces,
+// /proc, /dev and root are the default run's, running this binary, granted alone, with
+// --version. A timeout keeps the doctor from hanging where the sandbox would.
+func doctorTrial() (*plan.Spec, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("doctor: find jail's own binary: %w", err)
+	}
+	overlay := profiles.Profile{Source: "jail doctor"}
+	overlay.Filesystem.Read = []string{exe}
+	overlay.Limits.Timeout = "10s"
+	return resolve("minimal", &overlay, []string{exe, "--version"})
 }

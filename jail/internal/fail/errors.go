@@ -99,10 +99,10 @@ func Errno(err error) syscall.Errno {
 	return errno
 }
 
-// addUsernsHint adds the user-namespace hint to a setup error that is a refusal.
+// AddUsernsHint adds to a setup step refused with EPERM what refuses it, where jail knows.
 func (e *Error) AddUsernsHint() {
 	if e.Hint == "" && e.Exit == ExitSetup && e.Errno == syscall.EPERM {
-		e.Hint = userns.Hint()
+		e.Hint = userns.StepHint()
 	}
 }
 

@@ -1,33 +1,34 @@
 package userns
 
 import (
-	"errors"
+	"fmt"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 )
 
 // Refusal names what keeps this process from using an unprivileged user namespace and the
 // exact fix, or two empty strings when none of the known restrictions is in force. It is the one
 // place that knows the causes: the launcher's error hint and `jail doctor` both ask it.
 func Refusal() (cause, fix string) {
-	return RefusalFrom(ReadSysctl, UnderSeccomp(), os.Geteuid(), AppArmorLabel())
+	return RefusalFrom(ReadSysctl, UnderSeccomp(), os.Geteuid(), AppArmorLabel(), Unmapped())
 }
 
 // RefusalFrom is Refusal with the host's state given (for tests): the sysctl reader,
-// whether a seccomp filter is already in force, the effective uid and this process's AppArmor
-// label ("" without AppArmor).
-func RefusalFrom(readSysctl func(string) string, seccomped bool, euid int, label string) (cause, fix string) {
+// whether a seccomp filter is already in force, the effective uid, this process's AppArmor
+// label ("" without AppArmor), and whether that uid has no mapping in jail's own user namespace.
+func RefusalFrom(readSysctl func(string) string, seccomped bool, euid int, label string, unmapped bool) (cause, fix string) {
 	unprivileged := euid != 0 // root needs none of the unprivileged paths
 	switch {
+	case unmapped:
+		return fmt.Sprintf("jail's uid %d has no mapping in the user namespace it runs in (one made without a map, as by unshare -U alone), and the kernel gives an unmapped user no user namespace", euid),
+			"map it (unshare -U -r, or --map-user and --map-group), or run jail outside that namespace"
 	case readSysctl(SysctlMaxUserNS) == "0":
 		return "user namespaces are disabled by user.max_user_namespaces=0",
 			"sudo sysctl -w user.max_user_namespaces=65536"
 	case unprivileged && readSysctl(SysctlUnprivClone) == "0":
 		return "unprivileged user namespaces are disabled by kernel.unprivileged_userns_clone=0",
 			"sudo sysctl -w kernel.unprivileged_userns_clone=1"
-	case unprivileged && readSysctl(SysctlAppArmorRestrict) == "1" && AppArmorUnconfined(label):
+	case capsStripped(readSysctl, euid, label):
 		exe, _ := os.Executable()
 		if exe == "" {
 			exe = "/usr/local/bin/jail"
@@ -59,29 +60,6 @@ func AppArmorLabel() string {
 	return ""
 }
 
-// Probe creates a user namespace the way the launcher does (a child cloned with
-// CLONE_NEWUSER and this user's id mapped) and reports the kernel's refusal, if any. The child
-// is this binary asked for its version; only whether the clone succeeds matters.
-func Probe() error {
-	uid, gid := os.Getuid(), os.Getgid()
-	cmd := exec.Command("/proc/self/exe", "--version")
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-	}
-	err := cmd.Start()
-	if err != nil {
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			return errno
-		}
-		return err
-	}
-	cmd.Wait()
-	return nil
-}
-
 // The sysctls that can each restrict unprivileged user namespaces.
 const (
 	SysctlUnprivClone      = "/proc/sys/kernel/unprivileged_userns_clone"
@@ -89,18 +67,97 @@ const (
 	SysctlAppArmorRestrict = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
 )
 
-// Hint names the restriction that keeps this process from using a user namespace and the exact fix
-// (Refusal knows them), or "" when none of the known ones is in force. Besides refusing clone(2),
-// Ubuntu's AppArmor restriction lets the user namespace be created but strips its capabilities, so
-// init's child fails with EPERM to create the other namespaces (spawn/spawn.c), which is reported
-// as creating the namespaces too; should a setup step fail so instead, the hint is attached to that
-// error as well.
+// Who says who refuses jail user namespaces, for a notice: a cause Refusal knows, engine's
+// seccomp policy when jail runs under a filter in a container (engine "" outside one), or "" when
+// jail cannot tell.
+func Who(engine string) string {
+	cause, _ := RefusalFrom(ReadSysctl, false, os.Geteuid(), AppArmorLabel(), Unmapped())
+	switch {
+	case cause != "":
+		return cause
+	case UnderSeccomp() && engine != "":
+		return engine + "'s seccomp policy refuses them"
+	case UnderSeccomp():
+		return "a seccomp filter jail runs under, a container's most likely, refuses them"
+	}
+	return ""
+}
+
+// Unmapped reports whether this process's effective uid or gid has no mapping in its user
+// namespace: the namespace has no map yet (an unshare -U without one), so ids read as the
+// overflow id and the kernel creates no user namespace for the process.
+func Unmapped() bool {
+	return !mapped("/proc/self/uid_map", os.Geteuid()) || !mapped("/proc/self/gid_map", os.Getegid())
+}
+
+// OwnUIDs returns how many uids this process's user namespace has, and whether that is every
+// uid, mapped onto itself: the initial user namespace, not a nested or rootless container's.
+func OwnUIDs() (n uint64, all bool) {
+	b, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return 1 << 32, true // no user namespaces at all
+	}
+	f := strings.Fields(string(b))
+	for i := 0; i+2 < len(f); i += 3 {
+		var count uint64
+		fmt.Sscan(f[i+2], &count)
+		n += count
+	}
+	return n, strings.Join(f, " ") == "0 0 4294967295"
+}
+
+// mapped reports whether id lies inside one of the ranges of the id map file at path.
+func mapped(path string, id int) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return true // no user namespaces at all: nothing to say here
+	}
+	f := strings.Fields(string(b))
+	for i := 0; i+2 < len(f); i += 3 {
+		var inside, count int
+		fmt.Sscan(f[i], &inside)
+		fmt.Sscan(f[i+2], &count)
+		if id >= inside && id-inside < count {
+			return true
+		}
+	}
+	return false
+}
+
+// Hint names the restriction that keeps this process from creating a user namespace and the exact
+// fix (Refusal knows them), or "" when none of the known ones is in force.
 func Hint() string {
 	cause, fix := Refusal()
 	if cause == "" {
 		return ""
 	}
 	return cause + "; " + fix
+}
+
+// StepHint names what refuses a step of the sandbox's setup with EPERM in a user namespace jail
+// did create, or "". Ubuntu's AppArmor restriction lets the namespace be created but strips its
+// capabilities (init's child then fails to create the other namespaces, reported as creating the
+// namespaces, or a later step fails); a seccomp filter jail runs under (a container's) may refuse
+// a step's system call.
+func StepHint() string {
+	switch {
+	case CapsStripped():
+		return Hint()
+	case UnderSeccomp():
+		return "jail runs under a seccomp filter, a container's most likely, which may refuse this step; " +
+			"run the container with --security-opt seccomp=unconfined (jail doctor names its engine's option)"
+	}
+	return ""
+}
+
+// CapsStripped reports whether Ubuntu's AppArmor restriction applies to jail: user namespaces
+// are created, but hold no capabilities.
+func CapsStripped() bool {
+	return capsStripped(ReadSysctl, os.Geteuid(), AppArmorLabel())
+}
+
+func capsStripped(readSysctl func(string) string, euid int, label string) bool {
+	return euid != 0 && readSysctl(SysctlAppArmorRestrict) == "1" && AppArmorUnconfined(label)
 }
 
 // readSysctl returns the trimmed content of a /proc/sys file, or "" when it does not exist.

@@ -15,17 +15,19 @@ func TestUserNSRefusalFrom(t *testing.T) {
 		seccomped bool
 		euid      int
 		label     string
+		unmapped  bool
 		cause     string // substring; "" means no known cause
 	}{
-		{"nothing", nil, false, 1000, "", ""},
-		{"max_user_namespaces", map[string]string{SysctlMaxUserNS: "0"}, false, 0, "", "user.max_user_namespaces=0"},
-		{"unprivileged_userns_clone", map[string]string{SysctlUnprivClone: "0"}, false, 1000, "", "unprivileged_userns_clone=0"},
-		{"unprivileged_userns_clone spares root", map[string]string{SysctlUnprivClone: "0"}, false, 0, "", ""},
-		{"apparmor", map[string]string{SysctlAppArmorRestrict: "1"}, false, 1000, "unconfined", "AppArmor"},
-		{"apparmor with jail's profile", map[string]string{SysctlAppArmorRestrict: "1"}, false, 1000, "jail (unconfined)", ""},
-		{"container seccomp", nil, true, 1000, "", "seccomp"},
+		{"nothing", nil, false, 1000, "", false, ""},
+		{"max_user_namespaces", map[string]string{SysctlMaxUserNS: "0"}, false, 0, "", false, "user.max_user_namespaces=0"},
+		{"unprivileged_userns_clone", map[string]string{SysctlUnprivClone: "0"}, false, 1000, "", false, "unprivileged_userns_clone=0"},
+		{"unprivileged_userns_clone spares root", map[string]string{SysctlUnprivClone: "0"}, false, 0, "", false, ""},
+		{"apparmor", map[string]string{SysctlAppArmorRestrict: "1"}, false, 1000, "unconfined", false, "AppArmor"},
+		{"apparmor with jail's profile", map[string]string{SysctlAppArmorRestrict: "1"}, false, 1000, "jail (unconfined)", false, ""},
+		{"container seccomp", nil, true, 1000, "", false, "seccomp"},
+		{"unmapped uid", nil, true, 65534, "", true, "no mapping"},
 	} {
-		cause, fix := RefusalFrom(sysctls(tc.sysctl), tc.seccomped, tc.euid, tc.label)
+		cause, fix := RefusalFrom(sysctls(tc.sysctl), tc.seccomped, tc.euid, tc.label, tc.unmapped)
 		switch {
 		case tc.cause == "" && cause != "":
 			t.Errorf("%s: cause %q, want none", tc.name, cause)
