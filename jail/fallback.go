@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/jail/internal/container"
 	"github.com/jail-sandbox/jail/jail/internal/fail"
 	"github.com/jail-sandbox/jail/jail/internal/restrict"
 	"github.com/jail-sandbox/jail/jail/internal/setup"
@@ -28,8 +29,8 @@ import (
 // session. It first names on stderr every protection that cannot hold this way and refuses to
 // start (ExitSetup) unless the plan allows a weaker sandbox. It never falls back silently.
 // waiting, when not nil, is the process jail's caller waits for (spawn.Waiter): it then forwards
-// the signals jail is sent here.
-func runFallback(spec *plan.Spec, stdio tty.Stdio, obs *observer, waiting *spawn.Waiter) (int, error) {
+// the signals jail is sent here. refused is the error the namespace sandbox failed with.
+func runFallback(spec *plan.Spec, stdio tty.Stdio, obs *observer, waiting *spawn.Waiter, refused error) (int, error) {
 	w := io.Writer(os.Stderr)
 	if stdio.Err != nil {
 		w = stdio.Err
@@ -38,7 +39,7 @@ func runFallback(spec *plan.Spec, stdio tty.Stdio, obs *observer, waiting *spawn
 	if err != nil {
 		return fail.ExitSetup, fail.New("plan the landlock fallback", "", err)
 	}
-	printFallback(w, plan, spec.AllowWeaker)
+	printFallback(w, plan, refuser(refused), spec.AllowWeaker, obs.opts.Quiet)
 	if len(plan.Lost) > 0 && !spec.AllowWeaker {
 		return fail.ExitSetup, &fail.Error{
 			Op:     "landlock fallback",
@@ -232,22 +233,56 @@ func openNullStdio(stdio tty.Stdio) (tty.Stdio, error) {
 	return stdio, nil
 }
 
-// printFallback says, one line each, that jail runs without namespaces, what cannot hold and
-// what is carried another way.
-func printFallback(w io.Writer, plan *fallbackPlan, allowWeaker bool) {
-	cause, _ := userns.Refusal()
-	if cause == "" {
-		cause = "the kernel refused them"
-	}
-	fmt.Fprintf(w, "jail: user namespaces are unavailable (%s): falling back to Landlock + seccomp + no_new_privs, without namespaces\n", cause)
-	lost := "jail: fallback cannot keep: "
+// printFallback says that jail runs without namespaces and who refused them, what cannot hold
+// and what is carried another way: one line each, or when quiet all of it in one line, with
+// the protections lost named by their subjects alone.
+func printFallback(w io.Writer, plan *fallbackPlan, who string, allowWeaker, quiet bool) {
+	banner := fmt.Sprintf("jail: user namespaces are unavailable (%s): falling back to Landlock + seccomp + no_new_privs, without namespaces", who)
+	allowed := ""
 	if allowWeaker {
-		lost = "jail: fallback cannot keep (allowed by allow-weaker): "
+		allowed = " (allowed by allow-weaker)"
 	}
+	if quiet {
+		fmt.Fprintf(w, "%s; cannot keep%s: %s; carries %d another way (without -q, each is listed)\n",
+			banner, allowed, strings.Join(subjects(plan.Lost), ", "), len(plan.Carried))
+		return
+	}
+	fmt.Fprintln(w, banner)
 	for _, l := range plan.Lost {
-		fmt.Fprintln(w, lost+l)
+		fmt.Fprintf(w, "jail: fallback cannot keep%s: %s\n", allowed, l)
 	}
 	for _, c := range plan.Carried {
 		fmt.Fprintln(w, "jail: fallback carries: "+c)
 	}
+}
+
+// subjects names each protection lost by its subject, the text before its colon; the protect
+// entries, one per protected path, are counted as one.
+func subjects(lost []string) []string {
+	var out []string
+	protects := 0
+	for _, l := range lost {
+		subject, _, _ := strings.Cut(l, ":")
+		if strings.HasPrefix(subject, "protect ") {
+			protects++
+			continue
+		}
+		out = append(out, subject)
+	}
+	if protects > 0 {
+		out = append([]string{fmt.Sprintf("protect (%d paths)", protects)}, out...)
+	}
+	if len(out) == 0 {
+		return []string{"nothing"}
+	}
+	return out
+}
+
+// refuser says who refused the namespace sandbox, for the fallback's banner: a cause jail knows
+// (a sysctl, AppArmor, an unmapped uid, a container engine's seccomp policy), or what failed.
+func refuser(refused error) string {
+	if who := userns.Who(container.Detect().Name); who != "" {
+		return who
+	}
+	return "the kernel refused them: " + refused.Error()
 }

@@ -63,9 +63,9 @@ func runObserved(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) 
 		return fail.ExitSetup, &fail.Error{Op: "run", Detail: "no command given", Exit: fail.ExitSetup}
 	}
 	status, err = runSandbox(spec, stdio, obs, early)
-	if userNSRefused(err) && spec.Fallback == "landlock" {
+	if userNSRefused(err, userns.CapsStripped) && spec.Fallback == "landlock" {
 		obs.log().Printf("host: user namespaces refused (%s); falling back to Landlock", err)
-		return runFallback(spec, stdio, obs, early.waiterOrNil())
+		return runFallback(spec, stdio, obs, early.waiterOrNil(), err)
 	}
 	return status, err
 }
@@ -270,7 +270,7 @@ func closeOpened(given, opened tty.Stdio) {
 func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool) {
 	opts := sb.obs.opts
 	cfg := wire.Config{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: spawn.Batched(),
-		Started: spawn.Started, Verbose: opts.Verbose, Explain: opts.Explain, HostLeaves: hostLeaves}
+		Started: spawn.Started, Verbose: opts.Verbose, Quiet: opts.Quiet, Explain: opts.Explain, HostLeaves: hostLeaves}
 	sb.obs.log().Printf("host: send the plan")
 	plan := wire.Marshal(&cfg)
 	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(plan)), uint32(len(plan)))
@@ -288,8 +288,9 @@ const opCreateNamespaces = "create sandbox namespaces"
 // startError explains a failed start of init: almost always the kernel refusing the namespaces.
 func startError(err error) *fail.Error {
 	e := &fail.Error{Op: opCreateNamespaces, Exit: fail.ExitSetup}
-	if !errors.As(err, &e.Errno) {
-		e.Detail = err.Error()
+	var maps *spawn.IDMapError
+	if !errors.As(err, &e.Errno) || errors.As(err, &maps) {
+		e.Detail = err.Error() // the map and the file the kernel refused it in
 	}
 	if refusalErrno(e.Errno) {
 		e.Hint = userns.Hint()
@@ -312,8 +313,10 @@ func refusalErrno(errno syscall.Errno) bool {
 // namespace, which is when a Landlock fallback may take over: init could not be started in
 // them (which includes a known restriction, Ubuntu's AppArmor, stripping the user namespace's
 // capabilities so that init's child could not create the others), or a setup step failed with
-// EPERM and such a restriction is in force, before the command ran.
-func userNSRefused(err error) bool {
+// EPERM while that restriction is in force (capsStripped says so), before the command ran. A step
+// refused for another reason (a container's masked /proc, say) is not: the namespaces work, and
+// the fallback would give up more than the step.
+func userNSRefused(err error, capsStripped func() bool) bool {
 	var e *fail.Error
 	if !errors.As(err, &e) {
 		return false
@@ -321,7 +324,7 @@ func userNSRefused(err error) bool {
 	if e.Op == opCreateNamespaces {
 		return refusalErrno(e.Errno)
 	}
-	return e.Exit == fail.ExitSetup && e.Errno == syscall.EPERM && e.Hint != ""
+	return e.Exit == fail.ExitSetup && e.Errno == syscall.EPERM && capsStripped()
 }
 
 // forwardSignals passes the forwarded signals to init, which passes them to the command (or, for

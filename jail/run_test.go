@@ -627,20 +627,23 @@ func TestInitRefusesPlanForOtherNamespaces(t *testing.T) {
 
 func TestUserNSRefused(t *testing.T) {
 	for _, tc := range []struct {
-		err  error
-		want bool
+		err          error
+		capsStripped bool
+		want         bool
 	}{
-		{&fail.Error{Op: opCreateNamespaces, Errno: syscall.EPERM, Exit: fail.ExitSetup}, true},
-		{&fail.Error{Op: opCreateNamespaces, Errno: syscall.ENOSPC, Exit: fail.ExitSetup}, true},
-		{&fail.Error{Op: opCreateNamespaces, Errno: syscall.ENOMEM, Exit: fail.ExitSetup}, false},
+		{&fail.Error{Op: opCreateNamespaces, Errno: syscall.EPERM, Exit: fail.ExitSetup}, false, true},
+		{&fail.Error{Op: opCreateNamespaces, Errno: syscall.ENOSPC, Exit: fail.ExitSetup}, false, true},
+		{&fail.Error{Op: opCreateNamespaces, Errno: syscall.ENOMEM, Exit: fail.ExitSetup}, false, false},
 		// Inside, only an EPERM that a known restriction explains (AppArmor strips capabilities).
-		{&fail.Error{Op: "build the root filesystem", Errno: syscall.EPERM, Hint: "AppArmor …", Exit: fail.ExitSetup}, true},
-		{&fail.Error{Op: "build the root filesystem", Errno: syscall.EPERM, Exit: fail.ExitSetup}, false},
-		{&fail.Error{Op: "exec", Path: "x", Errno: syscall.EPERM, Hint: "h", Exit: fail.ExitNotExecutable}, false},
-		{errors.New("other"), false},
+		{&fail.Error{Op: "build the root filesystem", Errno: syscall.EPERM, Exit: fail.ExitSetup}, true, true},
+		{&fail.Error{Op: "build the root filesystem", Errno: syscall.EPERM, Exit: fail.ExitSetup}, false, false},
+		// A container's masked /proc refuses a step, not the namespaces.
+		{&fail.Error{Op: "proc", Path: "/proc", Errno: syscall.EPERM, Hint: "the container masks …", Exit: fail.ExitSetup}, false, false},
+		{&fail.Error{Op: "exec", Path: "x", Errno: syscall.EPERM, Hint: "h", Exit: fail.ExitNotExecutable}, true, false},
+		{errors.New("other"), true, false},
 	} {
-		if got := userNSRefused(tc.err); got != tc.want {
-			t.Errorf("userNSRefused(%v) = %v, want %v", tc.err, got, tc.want)
+		if got := userNSRefused(tc.err, func() bool { return tc.capsStripped }); got != tc.want {
+			t.Errorf("userNSRefused(%v), caps stripped %v = %v, want %v", tc.err, tc.capsStripped, got, tc.want)
 		}
 	}
 }

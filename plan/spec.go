@@ -28,7 +28,9 @@ type Spec struct {
 	// Fallback is "" (fail when namespaces are unavailable) or "landlock" (run with Landlock,
 	// seccomp, no_new_privs and a new session alone).
 	Fallback string `json:"fallback,omitempty"`
-	// AllowWeaker lets a fallback run start although some protections cannot hold.
+	// AllowWeaker lets a run start although some protections cannot hold: a fallback run, or a
+	// sandbox whose /proc must be the container's (the kernel refuses a new one under a
+	// container's masked /proc).
 	AllowWeaker bool `json:"allow_weaker,omitempty"`
 
 	// Warnings are the profile's questionable but harmless parts, one line each, located like

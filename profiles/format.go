@@ -57,7 +57,7 @@ func widenings(p *Profile) []string {
 		w = append(w, fmt.Sprintf("sandbox.fallback = %q: runs without namespaces where they are unavailable", p.Sandbox.Fallback))
 	}
 	if p.Sandbox.AllowWeaker != nil && *p.Sandbox.AllowWeaker {
-		w = append(w, "sandbox.allow_weaker = true: a fallback run starts even when protections cannot hold")
+		w = append(w, "sandbox.allow_weaker = true: a run starts even when protections cannot hold (a fallback run's, or a /proc of the sandbox's own under a container's masks)")
 	}
 	switch p.Git.Mode {
 	case "commit":

@@ -119,7 +119,7 @@ type LandlockRules struct {
 // SandboxRules is the [sandbox] table.
 type SandboxRules struct {
 	Fallback    string `toml:"fallback,omitempty"`     // "" or "landlock"
-	AllowWeaker *bool  `toml:"allow_weaker,omitempty"` // default false: a weaker fallback fails closed
+	AllowWeaker *bool  `toml:"allow_weaker,omitempty"` // default false: a weaker sandbox fails closed
 }
 
 // GitRules is the [git] table: how the metadata of the repository the working directory belongs

@@ -87,13 +87,7 @@ func checkLandlock(p *Profile, _ func(*Error)) error {
 }
 
 func checkSandbox(p *Profile, warn func(*Error)) error {
-	if err := oneOf(p, "sandbox.fallback", p.Sandbox.Fallback, "landlock"); err != nil {
-		return err
-	}
-	if p.Sandbox.AllowWeaker != nil && *p.Sandbox.AllowWeaker && p.Sandbox.Fallback == "" {
-		warn(p.errorAt("sandbox.allow_weaker", "", "has no effect without sandbox.fallback"))
-	}
-	return nil
+	return oneOf(p, "sandbox.fallback", p.Sandbox.Fallback, "landlock")
 }
 
 func checkLimits(p *Profile, _ func(*Error)) error {

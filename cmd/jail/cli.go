@@ -43,7 +43,8 @@ Options:
       --cwd DIR             working directory inside (default: the current one)
       --timeout DURATION    kill the whole sandbox after DURATION (exit 124)
       --fallback landlock   without user namespaces, run with Landlock + seccomp alone
-      --allow-weaker        let a fallback run start although some protections cannot hold
+      --allow-weaker        run although some protections cannot hold (the fallback's;
+                            a container's masked /proc): jail names each one
   -v, --verbose             log each setup step to stderr, timed from jail's start
   -q, --quiet               no notices from jail itself (denied connections, exit report)
       --report FILE         write what happened as JSON to FILE at exit (layers, status, usage)

@@ -105,9 +105,7 @@ func runCommand(args []string, stdio jail.Stdio) int {
 	if err != nil {
 		return rep.failed(stdio, f.profile, fs.Args(), err)
 	}
-	for _, w := range spec.Warnings {
-		fmt.Fprintf(stdio.Err, "jail: warning: %s\n", w)
-	}
+	printWarnings(stdio.Err, spec.Warnings, f.opts.Quiet)
 	if f.dryRun {
 		return printJSON(stdio, spec)
 	}
@@ -116,6 +114,18 @@ func runCommand(args []string, stdio jail.Stdio) int {
 		return fail(stdio.Err, err)
 	}
 	return status
+}
+
+// printWarnings prints the profile's warnings, one line each, or with quiet only the first, in a
+// line that counts the rest.
+func printWarnings(w io.Writer, warnings []string, quiet bool) {
+	if quiet && len(warnings) > 1 {
+		fmt.Fprintf(w, "jail: warning: %s (and %d more: run without -q to see them)\n", warnings[0], len(warnings)-1)
+		return
+	}
+	for _, warning := range warnings {
+		fmt.Fprintf(w, "jail: warning: %s\n", warning)
+	}
 }
 
 // resolve loads the named profile, lays the command line's overlay (if any) over it and

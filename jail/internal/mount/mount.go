@@ -23,6 +23,7 @@ import (
 // never visible writable, and no mountinfo has to be read.
 func SetupRoot(spec *plan.Spec, r *Roots, log verbose.Log) error {
 	r.home = envValue(spec.Env, "HOME")
+	r.allowWeaker = spec.AllowWeaker
 	for _, m := range spec.Mounts {
 		log.Printf("%s %s", m.Kind, Object(m))
 		err := r.apply(m)
@@ -45,6 +46,11 @@ type Roots struct {
 	new    int    // the new root, /newroot, on the topmost mount there
 	rootfs int    // the new root's own tmpfs (the same descriptor as new unless an op covered it)
 	home   string // $HOME inside, whose tmpfs is private to the user (mode 0700)
+	// allowWeaker says the plan allows the container's /proc where the kernel refuses a new
+	// one (proc.go).
+	allowWeaker bool
+	// ContainerProc says /proc is the container's, bound (containerProc).
+	ContainerProc bool
 }
 
 // apply runs one setup op.
@@ -101,10 +107,16 @@ func mountError(m plan.Mount, err error) *fail.Error {
 	case m.Kind == plan.MountOverlay && errors.Is(err, syscall.EINVAL):
 		e.Hint = "git commit mode needs overlayfs layers given by descriptor (Linux 6.13 or later) and an upper filesystem with user xattrs ($TMPDIR)"
 	case m.Kind == plan.MountProc && errors.Is(err, syscall.EPERM):
-		e.Hint = "the kernel refuses a new /proc while parts of the host's /proc are covered, as in many containers"
+		e.Hint = ProcMaskedHint
 	}
 	return e
 }
+
+// ProcMaskedHint explains a refused /proc: what refuses it and the two ways on.
+const ProcMaskedHint = "the container masks parts of its /proc, and the kernel then refuses the sandbox a /proc of its own; " +
+	"unmask the container's /proc (Docker: --security-opt systempaths=unconfined; Podman: --security-opt unmask=ALL; " +
+	"Kubernetes: procMount: Unmasked), or pass --allow-weaker to bind the container's /proc, masks kept, " +
+	"which lists the container's processes (jail doctor says which works here)"
 
 // envValue returns NAME's value in a KEY=VALUE environment, or "".
 func envValue(env []string, name string) string {

@@ -2,6 +2,7 @@ package setup
 
 import (
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,8 +35,25 @@ func (s *setup) setHostname() error {
 	if !spec.Namespaces.UTS || spec.Hostname == "" {
 		return nil
 	}
-	if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
+	err := unix.Sethostname([]byte(spec.Hostname))
+	if err == unix.EPERM {
+		// init holds CAP_SYS_ADMIN over its own UTS namespace: only a seccomp filter jail runs
+		// under refuses it (Podman's default profile does, without CAP_SYS_ADMIN in the
+		// container). The namespace still keeps the command from renaming the host.
+		name, _ := os.Hostname()
+		s.notice(false, "the sandbox keeps the hostname %q, not %q: a seccomp filter jail runs under (the container's) refuses sethostname", name, spec.Hostname)
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("sethostname %s: %w", spec.Hostname, err)
 	}
 	return nil
+}
+
+// notice prints one "jail: notice:" line on stderr, the command's: always when it says a
+// protection is weaker than the plan asks (weaker), otherwise unless the run is quiet.
+func (s *setup) notice(weaker bool, format string, args ...any) {
+	if weaker || !s.cfg.Quiet {
+		fmt.Fprintf(os.Stderr, "jail: notice: "+format+"\n", args...)
+	}
 }

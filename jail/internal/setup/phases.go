@@ -114,7 +114,17 @@ func (s *setup) enterScratchRoot() (err error) {
 // ownNetwork says init has a network namespace of its own, whose lo starts down.
 func (s *setup) ownNetwork() bool { return s.ns&unix.CLONE_NEWNET != 0 }
 
-func (s *setup) buildRoot() error { return mount.SetupRoot(s.spec, s.roots, s.log) }
+// buildRoot builds the plan's root filesystem, and says so when /proc had to be the container's.
+func (s *setup) buildRoot() error {
+	if err := mount.SetupRoot(s.spec, s.roots, s.log); err != nil {
+		return err
+	}
+	if s.roots.ContainerProc {
+		s.notice(true, "/proc is the container's, masks kept (allowed by --allow-weaker; the kernel refuses a new one "+
+			"under the container's masks): it lists the container's processes and their command lines, with the container's pids")
+	}
+	return nil
+}
 
 // batched says jail's threads run as SCHED_BATCH (spawn/batch.c): the command gets SCHED_OTHER
 // back, as jail's caller had it.

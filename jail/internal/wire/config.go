@@ -34,9 +34,10 @@ type Config struct {
 	SchedOther bool
 	// Started is when jail started (CLOCK_MONOTONIC, ns): init's verbose lines count from it too.
 	Started int64
-	// Verbose and Explain are the run's options init acts on (jail.Options): -v's lines, and
-	// --explain's listener. They change what jail says about the run, not the sandbox.
-	Verbose, Explain bool
+	// Verbose, Quiet and Explain are the run's options init acts on (jail.Options): -v's lines,
+	// -q's single notice lines, and --explain's listener. They change what jail says about the
+	// run, not the sandbox.
+	Verbose, Quiet, Explain bool
 	// HostLeaves says the host hands the sandbox to jail's waiter once it has sent the plan
 	// (sandbox.canLeave): init prints its own error, as the host would have.
 	HostLeaves bool
