@@ -186,8 +186,13 @@ func restrictAndStartFallback(spec *plan.Spec, plan *fallbackPlan, bpf []byte, c
 	}
 	if restrict.HoldsCapabilities() {
 		log.Printf("fallback: drop capabilities")
-		if err := restrict.DropCapabilities(); err != nil {
+		kept, err := restrict.DropCapabilities()
+		if err != nil {
 			return nil, fail.New("drop capabilities", "", err)
+		}
+		if kept {
+			fmt.Fprintln(w, "jail: fallback: the capability bounding set stays as jail found it (shrinking it needs CAP_SETPCAP, which jail was not given); "+
+				"every other capability is dropped, and no_new_privs keeps the command from gaining any")
 		}
 	}
 	if err := restrict.SetNoNewPrivs(); err != nil {

@@ -7,27 +7,45 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DropCapabilities empties every capability set of this thread: bounding and ambient first
-// (dropping the bounding set needs CAP_SETPCAP), then effective, permitted and inheritable. With
-// the bounding set empty, not even root regains a capability by executing a file.
-func DropCapabilities() error {
+// DropCapabilities empties every capability set of this thread: bounding and ambient first, then
+// effective, permitted and inheritable. With the bounding set empty, not even root regains a
+// capability by executing a file. Shrinking the bounding set needs CAP_SETPCAP: a thread without
+// it (the fallback's, where a container granted some capabilities but not that one) keeps the
+// bounding set as it is, says so with boundingKept, and drops the rest; no_new_privs, set next,
+// then keeps execve from granting any capability the thread does not hold, which is none.
+func DropCapabilities() (boundingKept bool, err error) {
+	setpcap := holds(unix.CAP_SETPCAP)
 	for c := 0; ; c++ {
 		if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
 			break // past the last capability this kernel knows
 		}
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			return &os.SyscallError{Syscall: "prctl PR_CAPBSET_DROP", Err: err}
+			if err == unix.EPERM && !setpcap {
+				boundingKept = true
+				break
+			}
+			return false, &os.SyscallError{Syscall: "prctl PR_CAPBSET_DROP", Err: err}
 		}
 	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return &os.SyscallError{Syscall: "prctl PR_CAP_AMBIENT_CLEAR_ALL", Err: err}
+		return boundingKept, &os.SyscallError{Syscall: "prctl PR_CAP_AMBIENT_CLEAR_ALL", Err: err}
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var none [2]unix.CapUserData
 	if err := unix.Capset(&hdr, &none[0]); err != nil {
-		return &os.SyscallError{Syscall: "capset", Err: err}
+		return boundingKept, &os.SyscallError{Syscall: "capset", Err: err}
 	}
-	return nil
+	return boundingKept, nil
+}
+
+// holds reports whether this thread's effective set has capability c.
+func holds(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if unix.Capget(&hdr, &data[0]) != nil {
+		return true // let the drop say what is wrong
+	}
+	return data[c/32].Effective&(1<<(c%32)) != 0
 }
 
 // SetNoNewPrivs keeps execve from granting privileges (setuid bits, file capabilities).

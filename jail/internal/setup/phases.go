@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"errors"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -40,7 +41,7 @@ var phases = []phase{
 	{afterPlan, "enter the working directory", nil, (*setup).enterCwd},
 
 	{onThread, spawn.StepSchedOther, (*setup).batched, func(*setup) error { return spawn.RestoreSchedOther() }},
-	{onThread, "drop capabilities", nil, func(*setup) error { return restrict.DropCapabilities() }},
+	{onThread, "drop capabilities", nil, (*setup).dropCapabilities},
 	{onThread, "set no_new_privs", nil, func(*setup) error { return restrict.SetNoNewPrivs() }},
 	{onThread, "apply landlock", nil, (*setup).applyLandlock},
 	{onThread, "watch for --explain", nil, (*setup).watchForExplain}, // before seccomp, which may refuse seccomp(2)
@@ -124,6 +125,16 @@ func (s *setup) buildRoot() error {
 			"under the container's masks): it lists the container's processes and their command lines, with the container's pids")
 	}
 	return nil
+}
+
+// dropCapabilities drops every capability the namespace gave init, the bounding set included:
+// init holds CAP_SETPCAP there, so a bounding set left in place is jail's bug, and fails the run.
+func (s *setup) dropCapabilities() error {
+	kept, err := restrict.DropCapabilities()
+	if err == nil && kept {
+		err = errors.New("the bounding set could not be emptied")
+	}
+	return err
 }
 
 // batched says jail's threads run as SCHED_BATCH (spawn/batch.c): the command gets SCHED_OTHER
