@@ -283,6 +283,59 @@ func TestFallbackWithoutCapabilities(t *testing.T) {
 	}
 }
 
+// noSetpcapPrefix is the outer sandbox with CAP_SETPCAP alone out of jail's reach, as a container
+// that adds capabilities but not that one (Podman --cap-add SYS_ADMIN --user 1000) leaves it: jail
+// holds capabilities it must drop, but may not shrink its bounding set.
+var noSetpcapPrefix = []string{"unshare", "--user", "--map-root-user", "sh", "-c",
+	`echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --bounding-set=-setpcap -- "$@"`, "sh"}
+
+func TestFallbackWithoutSetpcap(t *testing.T) {
+	requireNoUserNSSandbox(t)
+	_, err := exec.LookPath("setpriv")
+	requireFeature(t, err == nil, "setpriv(1)")
+	proj, _ := project(t)
+	out, errOut, code := runJailOuter(t, noSetpcapPrefix, proj, "--fallback", "landlock", "--allow-weaker", "--",
+		"sh", "-c", "grep -c '^Cap\\(Inh\\|Prm\\|Eff\\|Amb\\):.0000000000000000$' /proc/self/status; grep NoNewPrivs /proc/self/status")
+	if code != 0 {
+		t.Fatalf("exit %d, want the fallback to run; stderr %q", code, errOut)
+	}
+	if out != "4\nNoNewPrivs:\t1\n" {
+		t.Errorf("capabilities held, or no_new_privs unset: %q", out)
+	}
+	if !strings.Contains(errOut, "jail: fallback: the capability bounding set stays") {
+		t.Errorf("the bounding set kept is not reported: %q", errOut)
+	}
+}
+
+// TestFallbackQuietIsOneLine: with -q the fallback's banner and its list are one line, which
+// still names every protection lost, and the profile's warnings one more at most.
+func TestFallbackQuietIsOneLine(t *testing.T) {
+	requireNoUserNSSandbox(t)
+	proj, _ := project(t)
+	_, errOut, code := runJailNoUserNS(t, proj, "-q", "--fallback", "landlock", "--allow-weaker", "--", "true")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %q", code, errOut)
+	}
+	var banner []string
+	warnings := 0
+	for line := range strings.SplitSeq(strings.TrimSuffix(errOut, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(line, "jail: warning: "):
+			warnings++
+		default:
+			banner = append(banner, line)
+		}
+	}
+	if len(banner) != 1 || warnings > 1 {
+		t.Fatalf("-q: %d warning lines and %d others, want at most 1 and 1:\n%s", warnings, len(banner), errOut)
+	}
+	for _, want := range []string{"max_user_namespaces=0", "falling back to Landlock", "protect (", "pid isolation", "without -q"} {
+		if !strings.Contains(banner[0], want) {
+			t.Errorf("the one line lacks %q: %q", want, banner[0])
+		}
+	}
+}
+
 // TestFallbackUnderSeccompFilter runs jail inside jail: the outer sandbox's seccomp filter
 // refuses new user namespaces, as a container runtime's default profile does.
 func TestFallbackUnderSeccompFilter(t *testing.T) {

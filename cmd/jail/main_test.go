@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -80,22 +81,29 @@ func runJailIn(t *testing.T, dir, stdin string, args ...string) (stdout, stderr 
 }
 
 // runOpts is how the jail process itself is started: where, with what input, with which
-// variables added to (or replacing) the test's own environment, and under which wrapper
-// command (an outer sandbox, a shell that opens descriptors first), if any.
+// variables added to (or replacing) the test's own environment, under which wrapper command (an
+// outer sandbox, a shell that opens descriptors first) or in which namespaces, if any, and how
+// long it may take (a minute when zero).
 type runOpts struct {
 	dir, stdin string
 	env        []string
 	wrap       []string
+	sys        *syscall.SysProcAttr
+	timeout    time.Duration
 }
 
-// runJailWith runs the jail binary with args as o says, bounded to a minute.
+// runJailWith runs the jail binary with args as o says, bounded in time.
 func runJailWith(t *testing.T, o runOpts, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	if o.timeout == 0 {
+		o.timeout = time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 	argv := append(append(append([]string{}, o.wrap...), jailBin), args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = o.dir
+	cmd.SysProcAttr = o.sys
 	cmd.Env = append(os.Environ(), o.env...)
 	cmd.Stdin = bytes.NewBufferString(o.stdin)
 	var out, errb bytes.Buffer
@@ -110,7 +118,7 @@ func runJailWith(t *testing.T, o runOpts, args ...string) (stdout, stderr string
 		t.Fatalf("run %q: %s", argv, err)
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("jail %q did not finish within a minute; stderr: %s", args, errb.String())
+		t.Fatalf("jail %q did not finish within %s (hung?); stderr: %s", args, o.timeout, errb.String())
 	}
 	return out.String(), errb.String(), code
 }
