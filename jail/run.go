@@ -35,7 +35,7 @@ type Stdio = tty.Stdio
 // the options travel beside it.
 type Options struct {
 	Verbose bool // log each setup step on stderr, timed from jail's start (-v)
-	Quiet   bool // no notices from jail itself: the egress proxy's denials and its exit report (-q)
+	Quiet   bool // (-q) no notices from jail itself (the egress proxy's denials and its exit report, a kept hostname) but what weakens the sandbox, each in one line
 	Explain bool // after the command, explain each write or connect the sandbox refused (--explain)
 }
 

@@ -46,7 +46,8 @@ Options:
       --allow-weaker        run although some protections cannot hold (the fallback's;
                             a container's masked /proc): jail names each one
   -v, --verbose             log each setup step to stderr, timed from jail's start
-  -q, --quiet               no notices from jail itself (denied connections, exit report)
+  -q, --quiet               no notices but what weakens the sandbox, each in one line
+                            (none for denied connections, the exit report, the hostname)
       --report FILE         write what happened as JSON to FILE at exit (layers, status, usage)
       --explain             after the command, explain each write or connect the sandbox refused
       --json-status-fd FD   stream bwrap-style JSON status lines (start, exit) on descriptor FD
