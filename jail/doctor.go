@@ -192,14 +192,17 @@ func checkUserNS(t *trial, engine container.Engine) Check {
 	bare := *t.err
 	bare.Hint = "" // the cause follows
 	c.Status, c.Detail = StatusFail, bare.Error()
-	cause, fix := userns.Refusal()
+	cause, fix := userns.Known()
 	switch {
-	case userns.UnderSeccomp() && engine.Name != "":
-		c.Detail += fmt.Sprintf("; %s's seccomp policy refuses them", engine.Name)
-		c.Fix = container.FixesFor(engine.Name).UserNS + "; " + fallbackFix
 	case cause != "":
 		c.Detail += "; " + cause
 		c.Fix = fix + "; " + fallbackFix
+	case userns.UnderSeccomp() && engine.Name != "":
+		c.Detail += fmt.Sprintf("; %s's seccomp policy refuses them", engine.Name)
+		c.Fix = container.FixesFor(engine.Name).UserNS + "; " + fallbackFix
+	case userns.UnderSeccomp():
+		c.Detail += "; " + userns.Who("")
+		c.Fix = container.FixesFor("").UserNS + "; " + fallbackFix
 	default:
 		c.Fix = fallbackFix
 	}
@@ -213,7 +216,10 @@ func idMapsDetail() string {
 		return fmt.Sprintf("the sandbox maps uid %d and gid %d, itself", os.Getuid(), os.Getgid())
 	}
 	n, all := userns.OwnUIDs()
-	if all {
+	switch {
+	case !userns.MapsRange():
+		return "the sandbox maps root alone (jail holds no CAP_SETUID and CAP_SETGID to map more): files of other owners show as nobody"
+	case all:
 		return "the sandbox maps every uid and gid, root as root"
 	}
 	uids := "uids"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,6 +115,25 @@ func TestUnmappedUserNamespaceFailsInOneLine(t *testing.T) {
 	lines := jailLines(errOut)
 	if code != exitFailure || len(lines) != 1 || !strings.Contains(lines[0], "has no mapping") || !strings.Contains(lines[0], "unshare -U -r") {
 		t.Errorf("exit %d, jail's lines %q; want 125 and one line naming the missing map and its fix", code, lines)
+	}
+}
+
+// TestRootWithoutSetfcap: the kernel lets root map itself into a new user namespace only with
+// CAP_SETFCAP, which a container's dropped capabilities take away. Without it jail fails in one
+// line naming it; with it alone (no CAP_SETUID to map more), the sandbox maps root alone.
+func TestRootWithoutSetfcap(t *testing.T) {
+	_, err := exec.LookPath("setpriv")
+	requireFeature(t, err == nil, "setpriv(1)")
+	capless := append(append([]string{}, nestedRootPrefix...), "setpriv", "--bounding-set=-all", "--")
+	_, errOut, code := runNested(t, capless, "--", "sh", "-c", "echo ran")
+	lines := jailLines(errOut)
+	if code != exitFailure || len(lines) != 1 || !strings.Contains(lines[0], "CAP_SETFCAP") {
+		t.Errorf("root without capabilities: exit %d, jail's lines %q; want 125 and one line naming CAP_SETFCAP", code, lines)
+	}
+	setfcap := append(append([]string{}, nestedRootPrefix...), "setpriv", "--bounding-set=-all,+setfcap", "--")
+	out, errOut, code := runNested(t, setfcap, "--", "sh", "-c", "id -u")
+	if code != 0 || out != "0\n" {
+		t.Errorf("root with CAP_SETFCAP alone: exit %d, stdout %q, stderr %q; want uid 0", code, out, errOut)
 	}
 }
 

@@ -4,31 +4,47 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
+
+// State is what decides whether this process may use a user namespace.
+type State struct {
+	Sysctl    func(path string) string // reads a /proc/sys file: "" when it does not exist
+	Seccomped bool                     // a seccomp filter is in force already (a container's?)
+	EUID      int
+	Label     string // this process's AppArmor label; "" without AppArmor
+	Unmapped  bool   // the euid or egid has no mapping in jail's own user namespace
+	NoSetfcap bool   // root without CAP_SETFCAP, which mapping root into a new namespace takes
+}
+
+// Current is this process's State.
+func Current() State {
+	return State{Sysctl: ReadSysctl, Seccomped: UnderSeccomp(), EUID: os.Geteuid(), Label: AppArmorLabel(),
+		Unmapped: Unmapped(), NoSetfcap: os.Geteuid() == 0 && !holdsCap(unix.CAP_SETFCAP)}
+}
 
 // Refusal names what keeps this process from using an unprivileged user namespace and the
 // exact fix, or two empty strings when none of the known restrictions is in force. It is the one
 // place that knows the causes: the launcher's error hint and `jail doctor` both ask it.
 func Refusal() (cause, fix string) {
-	return RefusalFrom(ReadSysctl, UnderSeccomp(), os.Geteuid(), AppArmorLabel(), Unmapped())
+	return Current().Refusal()
 }
 
-// RefusalFrom is Refusal with the host's state given (for tests): the sysctl reader,
-// whether a seccomp filter is already in force, the effective uid, this process's AppArmor
-// label ("" without AppArmor), and whether that uid has no mapping in jail's own user namespace.
-func RefusalFrom(readSysctl func(string) string, seccomped bool, euid int, label string, unmapped bool) (cause, fix string) {
-	unprivileged := euid != 0 // root needs none of the unprivileged paths
+// Refusal is the package's Refusal for the state s.
+func (s State) Refusal() (cause, fix string) {
+	unprivileged := s.EUID != 0 // root needs none of the unprivileged paths
 	switch {
-	case unmapped:
-		return fmt.Sprintf("jail's uid %d has no mapping in the user namespace it runs in (one made without a map, as by unshare -U alone), and the kernel gives an unmapped user no user namespace", euid),
+	case s.Unmapped:
+		return fmt.Sprintf("jail's uid %d has no mapping in the user namespace it runs in (one made without a map, as by unshare -U alone), and the kernel gives an unmapped user no user namespace", s.EUID),
 			"map it (unshare -U -r, or --map-user and --map-group), or run jail outside that namespace"
-	case readSysctl(SysctlMaxUserNS) == "0":
+	case s.Sysctl(SysctlMaxUserNS) == "0":
 		return "user namespaces are disabled by user.max_user_namespaces=0",
 			"sudo sysctl -w user.max_user_namespaces=65536"
-	case unprivileged && readSysctl(SysctlUnprivClone) == "0":
+	case unprivileged && s.Sysctl(SysctlUnprivClone) == "0":
 		return "unprivileged user namespaces are disabled by kernel.unprivileged_userns_clone=0",
 			"sudo sysctl -w kernel.unprivileged_userns_clone=1"
-	case capsStripped(readSysctl, euid, label):
+	case s.capsStripped():
 		exe, _ := os.Executable()
 		if exe == "" {
 			exe = "/usr/local/bin/jail"
@@ -36,11 +52,30 @@ func RefusalFrom(readSysctl func(string) string, seccomped bool, euid int, label
 		return "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1)",
 			"allow jail: printf 'abi <abi/4.0>,\\ninclude <tunables/global>\\nprofile jail " + exe +
 				" flags=(unconfined) {\\n  userns,\\n}\\n' | sudo tee /etc/apparmor.d/jail && sudo apparmor_parser -r /etc/apparmor.d/jail"
-	case seccomped:
+	case s.NoSetfcap:
+		return "root may map itself into a new user namespace only with CAP_SETFCAP, which jail was not given (a container's dropped capabilities)",
+			"give it CAP_SETFCAP (docker or podman run --cap-add SETFCAP; Kubernetes: capabilities.add: [SETFCAP]), or run jail as an ordinary user"
+	case s.Seccomped:
 		return "jail runs under a seccomp filter, likely a container's, that refuses user namespaces",
 			"run the container with --security-opt seccomp=unconfined (or a profile allowing clone/unshare with CLONE_NEWUSER)"
 	}
 	return "", ""
+}
+
+// MapsRange reports whether root may map more than itself into a new user namespace: it holds
+// CAP_SETUID and CAP_SETGID (spawn.c's jail_write_id_maps maps root alone otherwise).
+func MapsRange() bool {
+	return holdsCap(unix.CAP_SETUID) && holdsCap(unix.CAP_SETGID)
+}
+
+// holdsCap reports whether this thread's effective set has capability c.
+func holdsCap(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if unix.Capget(&hdr, &data[0]) != nil {
+		return true
+	}
+	return data[c/32].Effective&(1<<(c%32)) != 0
 }
 
 // appArmorUnconfined reports whether an AppArmor label leaves the process to the unprivileged
@@ -67,11 +102,19 @@ const (
 	SysctlAppArmorRestrict = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
 )
 
+// Known is Refusal without the seccomp filter jail may run under: a cause that holds whatever
+// that filter allows, which its engine's option would not lift.
+func Known() (cause, fix string) {
+	s := Current()
+	s.Seccomped = false
+	return s.Refusal()
+}
+
 // Who says who refuses jail user namespaces, for a notice: a cause Refusal knows, engine's
 // seccomp policy when jail runs under a filter in a container (engine "" outside one), or "" when
 // jail cannot tell.
 func Who(engine string) string {
-	cause, _ := RefusalFrom(ReadSysctl, false, os.Geteuid(), AppArmorLabel(), Unmapped())
+	cause, _ := Known()
 	switch {
 	case cause != "":
 		return cause
@@ -153,11 +196,11 @@ func StepHint() string {
 // CapsStripped reports whether Ubuntu's AppArmor restriction applies to jail: user namespaces
 // are created, but hold no capabilities.
 func CapsStripped() bool {
-	return capsStripped(ReadSysctl, os.Geteuid(), AppArmorLabel())
+	return State{Sysctl: ReadSysctl, EUID: os.Geteuid(), Label: AppArmorLabel()}.capsStripped()
 }
 
-func capsStripped(readSysctl func(string) string, euid int, label string) bool {
-	return euid != 0 && readSysctl(SysctlAppArmorRestrict) == "1" && AppArmorUnconfined(label)
+func (s State) capsStripped() bool {
+	return s.EUID != 0 && s.Sysctl(SysctlAppArmorRestrict) == "1" && AppArmorUnconfined(s.Label)
 }
 
 // readSysctl returns the trimmed content of a /proc/sys file, or "" when it does not exist.
