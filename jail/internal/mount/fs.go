@@ -35,6 +35,12 @@ func (r *Roots) mountNew(target string, c create, fstype string, attrs int, opts
 	if err != nil {
 		return -1, err
 	}
+	return r.attachAt(mnt, target, c)
+}
+
+// attachAt attaches the detached mount mnt on the sandbox path target, created as c says, and
+// returns mnt; on failure it closes mnt.
+func (r *Roots) attachAt(mnt int, target string, c create) (int, error) {
 	dst, err := openTarget(r.new, target, c)
 	if err == nil {
 		err = attach(mnt, dst)

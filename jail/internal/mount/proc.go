@@ -75,14 +75,5 @@ func (r *Roots) containerProc(target string) (int, error) {
 		CloseFd(tree)
 		return -1, pathError("mount_setattr read-only", "proc", err)
 	}
-	dst, err := openTarget(r.new, target, makeDir)
-	if err == nil {
-		err = attach(tree, dst)
-		CloseFd(dst)
-	}
-	if err != nil {
-		CloseFd(tree)
-		return -1, err
-	}
-	return tree, nil
+	return r.attachAt(tree, target, makeDir)
 }

@@ -14,7 +14,7 @@ import (
 // bounding set as it is, says so with boundingKept, and drops the rest; no_new_privs, set next,
 // then keeps execve from granting any capability the thread does not hold, which is none.
 func DropCapabilities() (boundingKept bool, err error) {
-	setpcap := holds(unix.CAP_SETPCAP)
+	setpcap := Holds(unix.CAP_SETPCAP)
 	for c := 0; ; c++ {
 		if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
 			break // past the last capability this kernel knows
@@ -38,8 +38,8 @@ func DropCapabilities() (boundingKept bool, err error) {
 	return boundingKept, nil
 }
 
-// holds reports whether this thread's effective set has capability c.
-func holds(c int) bool {
+// Holds reports whether this thread's effective set has capability c.
+func Holds(c int) bool {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if unix.Capget(&hdr, &data[0]) != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/jail/internal/restrict"
 )
 
 // State is what decides whether this process may use a user namespace.
@@ -21,7 +23,7 @@ type State struct {
 // Current is this process's State.
 func Current() State {
 	return State{Sysctl: ReadSysctl, Seccomped: UnderSeccomp(), EUID: os.Geteuid(), Label: AppArmorLabel(),
-		Unmapped: Unmapped(), NoSetfcap: os.Geteuid() == 0 && !holdsCap(unix.CAP_SETFCAP)}
+		Unmapped: Unmapped(), NoSetfcap: os.Geteuid() == 0 && !restrict.Holds(unix.CAP_SETFCAP)}
 }
 
 // Refusal names what keeps this process from using an unprivileged user namespace and the
@@ -65,17 +67,7 @@ func (s State) Refusal() (cause, fix string) {
 // MapsRange reports whether root may map more than itself into a new user namespace: it holds
 // CAP_SETUID and CAP_SETGID (spawn.c's jail_write_id_maps maps root alone otherwise).
 func MapsRange() bool {
-	return holdsCap(unix.CAP_SETUID) && holdsCap(unix.CAP_SETGID)
-}
-
-// holdsCap reports whether this thread's effective set has capability c.
-func holdsCap(c int) bool {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if unix.Capget(&hdr, &data[0]) != nil {
-		return true
-	}
-	return data[c/32].Effective&(1<<(c%32)) != 0
+	return restrict.Holds(unix.CAP_SETUID) && restrict.Holds(unix.CAP_SETGID)
 }
 
 // appArmorUnconfined reports whether an AppArmor label leaves the process to the unprivileged
