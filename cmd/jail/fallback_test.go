@@ -292,7 +292,7 @@ var noSetpcapPrefix = []string{"unshare", "--user", "--map-root-user", "sh", "-c
 func TestFallbackWithoutSetpcap(t *testing.T) {
 	requireNoUserNSSandbox(t)
 	_, err := exec.LookPath("setpriv")
-	requireFeature(t, err == nil, "setpriv(1)")
+	testutil.Require(t, err == nil, "setpriv(1)")
 	proj, _ := project(t)
 	out, errOut, code := runJailOuter(t, noSetpcapPrefix, proj, "--fallback", "landlock", "--allow-weaker", "--",
 		"sh", "-c", "grep -c '^Cap\\(Inh\\|Prm\\|Eff\\|Amb\\):.0000000000000000$' /proc/self/status; grep NoNewPrivs /proc/self/status")

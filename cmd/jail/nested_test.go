@@ -1,12 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // These tests run jail inside outer user namespaces, as it runs inside a nested or rootless
@@ -81,6 +85,52 @@ func TestNestedUserNamespace(t *testing.T) {
 	}
 }
 
+// TestSignalDuringNestedStartup: SIGTERM sent to jail while it starts in a nested user namespace
+// ends the run (the command gets it once it exists: 143), where jail used to hang in its clone,
+// deaf to it.
+func TestSignalDuringNestedStartup(t *testing.T) {
+	cmd := exec.Command(nestedRootPrefix[0], append(nestedRootPrefix[1:], jailBin, "--", "sleep", "30")...)
+	cmd.Dir = t.TempDir()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Start-up is under way once jail has started init (it has a child) and SIGTERM no longer
+	// ends it by its default action: the waiter blocks it, a Go host catches it.
+	pid := cmd.Process.Pid
+	for deadline := time.Now().Add(hangTimeout); ; time.Sleep(time.Millisecond) {
+		if hasChild(pid) && (signalIn(t, pid, "SigBlk", syscall.SIGTERM) || signalIn(t, pid, "SigCgt", syscall.SIGTERM)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("jail never started init")
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(hangTimeout):
+		cmd.Process.Kill()
+		t.Fatal("jail did not end on SIGTERM during its start-up")
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !(ws.Exited() && ws.ExitStatus() == 128+int(syscall.SIGTERM)) && !(ws.Signaled() && ws.Signal() == syscall.SIGTERM) {
+		t.Errorf("jail ended with %v, want the command's SIGTERM (143) or jail killed by it", ws)
+	}
+}
+
+// hasChild reports whether any thread of process pid has a child.
+func hasChild(pid int) bool {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, task := range tasks {
+		if b, _ := os.ReadFile(task); len(strings.TrimSpace(string(b))) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // TestNestedUserNamespaceKeepsEveryID runs jail as root of a namespace that has several ranges
 // of ids, as a rootless container's has (root onto the user, 1..65536 onto its subordinate ids):
 // the sandbox maps every one of them, so that files keep their owners, and not root's alone.
@@ -123,7 +173,7 @@ func TestUnmappedUserNamespaceFailsInOneLine(t *testing.T) {
 // line naming it; with it alone (no CAP_SETUID to map more), the sandbox maps root alone.
 func TestRootWithoutSetfcap(t *testing.T) {
 	_, err := exec.LookPath("setpriv")
-	requireFeature(t, err == nil, "setpriv(1)")
+	testutil.Require(t, err == nil, "setpriv(1)")
 	capless := append(append([]string{}, nestedRootPrefix...), "setpriv", "--bounding-set=-all", "--")
 	_, errOut, code := runNested(t, capless, "--", "sh", "-c", "echo ran")
 	lines := jailLines(errOut)

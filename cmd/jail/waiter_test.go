@@ -249,22 +249,27 @@ func TestSignalsBeforeTheCommandAreKept(t *testing.T) {
 // pending for the process) of process pid's /proc status, waiting at most ten seconds.
 func waitForSignal(t *testing.T, pid int, field string, sig syscall.Signal) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if err != nil {
-			t.Fatalf("process %d: %v", pid, err)
-		}
-		for line := range strings.Lines(string(b)) {
-			if v, ok := strings.CutPrefix(line, field+":"); ok {
-				if set, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && set&(1<<(sig-1)) != 0 {
-					return
-				}
-			}
-		}
+	for deadline := time.Now().Add(10 * time.Second); !signalIn(t, pid, field, sig); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%v never in %s of process %d", sig, field, pid)
 		}
 	}
+}
+
+// signalIn reports whether sig is in the signal set field of process pid's /proc status.
+func signalIn(t *testing.T, pid int, field string, sig syscall.Signal) bool {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("process %d: %v", pid, err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			set, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && set&(1<<(sig-1)) != 0
+		}
+	}
+	return false
 }
 
 // TestCallerIgnoringSIGCHLD: a caller that ignores SIGCHLD passes that on to jail, and the kernel
