@@ -56,8 +56,9 @@ func (r *Roots) proc(m plan.Mount) error {
 // so nothing inside can lift one. The view is the container's pid namespace: /proc lists the
 // container's processes with the container's pids (their command lines and status, which any
 // process may read; their memory, environment and descriptors take ptrace's access check, which
-// Landlock refuses for processes outside the sandbox), while the sandbox keeps its own pid
-// namespace (its kill and ptrace reach only its own processes). /proc/self and
+// asks for CAP_SYS_PTRACE in the container's user namespace, where the sandbox holds none, and
+// which Landlock refuses too), while the sandbox keeps its own pid namespace (its kill and ptrace
+// reach only its own processes). /proc/self and
 // /proc/thread-self still name the reader. Read-only: a process of the container's own uid
 // could otherwise write to another's /proc files (oom_score_adj, coredump_filter).
 func (r *Roots) containerProc(target string) (int, error) {

@@ -90,7 +90,7 @@ func mapIDs(readyR, goW *os.File, pid *C.pid_t) error {
 	return err
 }
 
-// mapText is the map jail tried to write at path: the uid's or the gid's ("" for setgroups).
+// mapText is what jail tried to write at path: the uid map, the gid map, or setgroups' "deny".
 func mapText(m *C.struct_jail_id_maps, path string) string {
 	switch {
 	case strings.HasSuffix(path, "/uid_map"):
