@@ -183,7 +183,7 @@ func checkContainer(engine container.Engine) Check {
 // cause and fix when it did not.
 func checkUserNS(t *trial, engine container.Engine) Check {
 	c := Check{Name: "user namespaces", Status: StatusOK, Detail: "created: " + idMapsDetail()}
-	if t.err == nil || t.err.Op != opCreateNamespaces {
+	if t.err == nil || !refusedNamespaces(t.err) {
 		if os.Geteuid() == 0 {
 			c.Detail += " (as root; run jail doctor as an ordinary user to check theirs)"
 		}
@@ -193,6 +193,9 @@ func checkUserNS(t *trial, engine container.Engine) Check {
 	bare.Hint = "" // the cause follows
 	c.Status, c.Detail = StatusFail, bare.Error()
 	cause, fix := userns.Known()
+	if t.err.Op == opMapIDs {
+		cause, fix = userns.MapRefusal()
+	}
 	switch {
 	case cause != "":
 		c.Detail += "; " + cause
@@ -241,7 +244,7 @@ func checkSandbox(t *trial, engine container.Engine) Check {
 		if len(t.notices) > 0 {
 			c.Detail += "; " + strings.Join(t.notices, "; ")
 		}
-	case t.err.Op == opCreateNamespaces:
+	case refusedNamespaces(t.err):
 		c.Status, c.Detail = StatusWarn, "not probed: no user namespaces"
 	case t.weaker != nil:
 		masked := container.MaskedProc()

@@ -282,20 +282,34 @@ func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool) {
 	sb.plan.Close()
 }
 
-// opCreateNamespaces is the Op of a failure to start init in its namespaces.
-const opCreateNamespaces = "create sandbox namespaces"
+// The Ops of a failure to start init in its namespaces: creating them, or mapping its ids.
+const (
+	opCreateNamespaces = "create sandbox namespaces"
+	opMapIDs           = "map the sandbox's ids"
+)
 
-// startError explains a failed start of init: almost always the kernel refusing the namespaces.
+// startError explains a failed start of init: almost always the kernel refusing the namespaces,
+// or the id maps in them.
 func startError(err error) *fail.Error {
 	e := &fail.Error{Op: opCreateNamespaces, Exit: fail.ExitSetup}
 	var maps *spawn.IDMapError
-	if !errors.As(err, &e.Errno) || errors.As(err, &maps) {
-		e.Detail = err.Error() // the map and the file the kernel refused it in
-	}
-	if refusalErrno(e.Errno) {
+	switch {
+	case errors.As(err, &maps):
+		e.Op, e.Errno, e.Detail = opMapIDs, maps.Err, maps.Error()
+		if cause, fix := userns.MapRefusal(); cause != "" {
+			e.Hint = cause + "; " + fix
+		}
+	case !errors.As(err, &e.Errno):
+		e.Detail = err.Error()
+	case refusalErrno(e.Errno):
 		e.Hint = userns.Hint()
 	}
 	return e
+}
+
+// refusedNamespaces says e is a failure to start init in its namespaces.
+func refusedNamespaces(e *fail.Error) bool {
+	return e.Op == opCreateNamespaces || e.Op == opMapIDs
 }
 
 // refusalErrno reports whether clone(2) failing with errno means user namespaces are refused:
@@ -321,7 +335,7 @@ func userNSRefused(err error, capsStripped func() bool) bool {
 	if !errors.As(err, &e) {
 		return false
 	}
-	if e.Op == opCreateNamespaces {
+	if refusedNamespaces(e) {
 		return refusalErrno(e.Errno)
 	}
 	return e.Exit == fail.ExitSetup && e.Errno == syscall.EPERM && capsStripped()

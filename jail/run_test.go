@@ -634,6 +634,7 @@ func TestUserNSRefused(t *testing.T) {
 		{&fail.Error{Op: opCreateNamespaces, Errno: syscall.EPERM, Exit: fail.ExitSetup}, false, true},
 		{&fail.Error{Op: opCreateNamespaces, Errno: syscall.ENOSPC, Exit: fail.ExitSetup}, false, true},
 		{&fail.Error{Op: opCreateNamespaces, Errno: syscall.ENOMEM, Exit: fail.ExitSetup}, false, false},
+		{&fail.Error{Op: opMapIDs, Errno: syscall.EPERM, Exit: fail.ExitSetup}, false, true},
 		// Inside, only an EPERM that a known restriction explains (AppArmor strips capabilities).
 		{&fail.Error{Op: "build the root filesystem", Errno: syscall.EPERM, Exit: fail.ExitSetup}, true, true},
 		{&fail.Error{Op: "build the root filesystem", Errno: syscall.EPERM, Exit: fail.ExitSetup}, false, false},

@@ -17,13 +17,12 @@ type State struct {
 	EUID      int
 	Label     string // this process's AppArmor label; "" without AppArmor
 	Unmapped  bool   // the euid or egid has no mapping in jail's own user namespace
-	NoSetfcap bool   // root without CAP_SETFCAP, which mapping root into a new namespace takes
 }
 
 // Current is this process's State.
 func Current() State {
 	return State{Sysctl: ReadSysctl, Seccomped: UnderSeccomp(), EUID: os.Geteuid(), Label: AppArmorLabel(),
-		Unmapped: Unmapped(), NoSetfcap: os.Geteuid() == 0 && !restrict.Holds(unix.CAP_SETFCAP)}
+		Unmapped: Unmapped()}
 }
 
 // Refusal names what keeps this process from using an unprivileged user namespace and the
@@ -54,14 +53,23 @@ func (s State) Refusal() (cause, fix string) {
 		return "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1)",
 			"allow jail: printf 'abi <abi/4.0>,\\ninclude <tunables/global>\\nprofile jail " + exe +
 				" flags=(unconfined) {\\n  userns,\\n}\\n' | sudo tee /etc/apparmor.d/jail && sudo apparmor_parser -r /etc/apparmor.d/jail"
-	case s.NoSetfcap:
-		return "root may map itself into a new user namespace only with CAP_SETFCAP, which jail was not given (a container's dropped capabilities)",
-			"give it CAP_SETFCAP (docker or podman run --cap-add SETFCAP; Kubernetes: capabilities.add: [SETFCAP]), or run jail as an ordinary user"
 	case s.Seccomped:
 		return "jail runs under a seccomp filter, likely a container's, that refuses user namespaces",
 			"run the container with --security-opt seccomp=unconfined (or a profile allowing clone/unshare with CLONE_NEWUSER)"
 	}
 	return "", ""
+}
+
+// MapRefusal names what keeps the kernel from taking the id maps of a user namespace jail did
+// create, and the fix, or two empty strings when jail does not know. Root may map itself (uid 0)
+// into a new namespace only with CAP_SETFCAP (Linux 5.12), which a container's dropped
+// capabilities take away.
+func MapRefusal() (cause, fix string) {
+	if os.Geteuid() != 0 || restrict.Holds(unix.CAP_SETFCAP) {
+		return "", ""
+	}
+	return "root may map itself into a new user namespace only with CAP_SETFCAP, which jail was not given (a container's dropped capabilities)",
+		"give it CAP_SETFCAP (docker or podman run --cap-add SETFCAP; Kubernetes: capabilities.add: [SETFCAP]), or run jail as an ordinary user"
 }
 
 // MapsRange reports whether root may map more than itself into a new user namespace: it holds

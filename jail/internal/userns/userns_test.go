@@ -16,20 +16,18 @@ func TestUserNSRefusal(t *testing.T) {
 		euid      int
 		label     string
 		unmapped  bool
-		noSetfcap bool
 		cause     string // substring; "" means no known cause
 	}{
-		{"nothing", nil, false, 1000, "", false, false, ""},
-		{"max_user_namespaces", map[string]string{SysctlMaxUserNS: "0"}, false, 0, "", false, false, "user.max_user_namespaces=0"},
-		{"unprivileged_userns_clone", map[string]string{SysctlUnprivClone: "0"}, false, 1000, "", false, false, "unprivileged_userns_clone=0"},
-		{"unprivileged_userns_clone spares root", map[string]string{SysctlUnprivClone: "0"}, false, 0, "", false, false, ""},
-		{"apparmor", map[string]string{SysctlAppArmorRestrict: "1"}, false, 1000, "unconfined", false, false, "AppArmor"},
-		{"apparmor with jail's profile", map[string]string{SysctlAppArmorRestrict: "1"}, false, 1000, "jail (unconfined)", false, false, ""},
-		{"container seccomp", nil, true, 1000, "", false, false, "seccomp"},
-		{"unmapped uid", nil, true, 65534, "", true, false, "no mapping"},
-		{"root without CAP_SETFCAP", nil, true, 0, "", false, true, "CAP_SETFCAP"},
+		{"nothing", nil, false, 1000, "", false, ""},
+		{"max_user_namespaces", map[string]string{SysctlMaxUserNS: "0"}, false, 0, "", false, "user.max_user_namespaces=0"},
+		{"unprivileged_userns_clone", map[string]string{SysctlUnprivClone: "0"}, false, 1000, "", false, "unprivileged_userns_clone=0"},
+		{"unprivileged_userns_clone spares root", map[string]string{SysctlUnprivClone: "0"}, false, 0, "", false, ""},
+		{"apparmor", map[string]string{SysctlAppArmorRestrict: "1"}, false, 1000, "unconfined", false, "AppArmor"},
+		{"apparmor with jail's profile", map[string]string{SysctlAppArmorRestrict: "1"}, false, 1000, "jail (unconfined)", false, ""},
+		{"container seccomp", nil, true, 1000, "", false, "seccomp"},
+		{"unmapped uid", nil, true, 65534, "", true, "no mapping"},
 	} {
-		st := State{Sysctl: sysctls(tc.sysctl), Seccomped: tc.seccomped, EUID: tc.euid, Label: tc.label, Unmapped: tc.unmapped, NoSetfcap: tc.noSetfcap}
+		st := State{Sysctl: sysctls(tc.sysctl), Seccomped: tc.seccomped, EUID: tc.euid, Label: tc.label, Unmapped: tc.unmapped}
 		cause, fix := st.Refusal()
 		switch {
 		case tc.cause == "" && cause != "":
