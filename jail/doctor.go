@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -53,6 +55,7 @@ func Doctor(trial *plan.Spec) []Check {
 		checkContainer(engine),
 		checkUserNS(t, engine),
 		checkSandbox(t, engine),
+		checkOverlay(trial, t),
 		checkLandlock(),
 		checkSeccomp(),
 	}
@@ -271,6 +274,40 @@ func checkSandbox(t *trial, engine container.Engine) Check {
 			c.Fix = fixes.UserNS
 		default:
 			c.Fix = "jail -v -- true shows each step of the sandbox's setup"
+		}
+	}
+	return c
+}
+
+// checkOverlay tries git commit mode's overlay (the agent-commit profile) in a trial sandbox:
+// trial's plan with an overlay of empty host directories added. A refusal is a WARN: the default
+// run does not need it.
+func checkOverlay(spec *plan.Spec, t *trial) Check {
+	c := Check{Name: "overlay", Status: StatusOK, Detail: "an overlay mounts in the sandbox: git commit mode (-p agent-commit) works"}
+	if t.err != nil {
+		c.Status, c.Detail = StatusWarn, "not probed: the sandbox itself fails"
+		return c
+	}
+	dir, err := os.MkdirTemp("", "jail-doctor-")
+	if err != nil {
+		c.Status, c.Detail = StatusWarn, "not probed: "+err.Error()
+		return c
+	}
+	defer os.RemoveAll(dir)
+	for _, d := range []string{"lower", "upper", "work"} {
+		os.Mkdir(filepath.Join(dir, d), 0o700)
+	}
+	withOverlay := *spec
+	withOverlay.Mounts = append(slices.Clone(spec.Mounts), plan.Mount{Kind: plan.MountOverlay, Source: filepath.Join(dir, "lower"),
+		Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work"), Target: "/overlay", IsDir: true})
+	if e, _ := runQuiet(&withOverlay); e != nil {
+		bare := *e
+		bare.Hint = "" // the fix
+		c.Status = StatusWarn
+		c.Detail = "git commit mode (-p agent-commit) fails here; the other profiles do not need it: " + bare.Error()
+		c.Fix = e.Hint
+		if c.Fix == "" {
+			c.Fix = "git commit mode needs overlayfs in a user namespace (Linux 6.13 or later)"
 		}
 	}
 	return c

@@ -21,7 +21,7 @@ func TestDoctorChecksEveryCapability(t *testing.T) {
 			t.Errorf("%s is %s without a fix: %q", c.Name, c.Status, c.Detail)
 		}
 	}
-	want := "kernel,container,user namespaces,sandbox,landlock,seccomp"
+	want := "kernel,container,user namespaces,sandbox,overlay,landlock,seccomp"
 	if got := strings.Join(names, ","); got != want {
 		t.Errorf("checks %q, want %q", got, want)
 	}
