@@ -264,7 +264,7 @@ func TestSchedulingPolicyIsTheCallers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	waitForProcess(t, "sleep\x005") // jail's runtimes have started their threads by then
+	waitForProcess(t, "sleep\x005\x00") // jail's runtimes have started their threads by then; not "sleep 50…"
 	// The host's threads are SCHED_BATCH; the waiter, the process started, is SCHED_OTHER again
 	// (waiter.c); init's thread that starts the command restores SCHED_OTHER first.
 	policyOf := func(task string) string {
