@@ -16,6 +16,10 @@
 # or one read back from disk is not affected; make copies the linked binary into place so that
 # what it builds runs, and measures, as an installed one does.
 GO ?= go
+# go.mod asks for Go 1.26.8: any Go >= 1.21 fetches that toolchain through the module proxy when
+# it is older (GOTOOLCHAIN=auto, Go's own default, which some distributions' go.env turn off).
+# GOTOOLCHAIN=local in the environment refuses instead.
+export GOTOOLCHAIN ?= auto
 STRIP = $(if $(SYMBOLS),,-s -w)
 STATIC = -tags netgo,osusergo -ldflags '$(STRIP) -linkmode external -extldflags -static'
 
