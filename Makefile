@@ -46,3 +46,20 @@ check:
 	done
 
 .PHONY: check
+
+# make install puts jail and the shell shim's links (jail-sh, jail-bash: the shim reads its link
+# name) into $(DESTDIR)$(PREFIX)/bin. It installs the bin/jail that make built, building it
+# only when there is none, so that `make && sudo make install` builds as the user, not root.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SHIMS = jail-sh jail-bash
+
+install: $(if $(wildcard bin/jail),,bin/jail)
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 755 bin/jail $(DESTDIR)$(BINDIR)/jail
+	for shim in $(SHIMS); do ln -sfn jail $(DESTDIR)$(BINDIR)/$$shim || exit 1; done
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/jail $(addprefix $(DESTDIR)$(BINDIR)/,$(SHIMS))
+
+.PHONY: install uninstall
