@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	libseccomp "github.com/seccomp/libseccomp-golang"
+
+	"github.com/jail-sandbox/jail/internal/suggest"
 )
 
 // maxSyscall bounds the scan of the native syscall table (x86_64 numbers end in the 400s; x32
@@ -60,32 +62,5 @@ func Names() []string {
 // Suggest returns the known syscall name closest to name, for a "did you mean" hint, or "" when
 // nothing is close enough to be a plausible typo.
 func Suggest(name string) string {
-	best, bestDist := "", len(name)/2+2
-	for _, candidate := range Names() {
-		if d := editDistance(name, candidate); d < bestDist {
-			best, bestDist = candidate, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Closest(name, Names(), len(name)/2+1)
 }

@@ -113,3 +113,27 @@ func TestProfileFilesStaySmall(t *testing.T) {
 		t.Errorf("a profile from a pipe: exit %d, %q %q", code, out, errOut)
 	}
 }
+
+// A mistyped option is one line, naming the option as typed and the one it is close to, with the
+// pointer to --help; never the whole usage.
+func TestUnknownOptionIsOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		line string
+		code int
+	}{
+		{[]string{"--allow-hots", "x", "--", "true"}, "jail: unknown option --allow-hots (did you mean --allow-host?); see jail --help", exitFailure},
+		{[]string{"--verbos", "true"}, "jail: unknown option --verbos (did you mean --verbose?); see jail --help", exitFailure},
+		{[]string{"-x", "true"}, "jail: unknown option -x; see jail --help", exitFailure},
+		{[]string{"--timeout"}, "jail: option --timeout needs a value; see jail --help", exitFailure},
+		{[]string{"seccomp", "export", "--profle", "agent"}, "jail: seccomp export: unknown option --profle (did you mean --profile?); see jail --help", exitFailure},
+		{[]string{"doctor", "--jsn"}, "jail: doctor: unknown option --jsn (did you mean --json?); see jail --help", exitFailure},
+		// A harness reads 2 from a hook as "block the call".
+		{[]string{"hook", "claude-code", "--profil", "agent"}, "jail: hook: unknown option --profil (did you mean --profile?); see jail --help", exitHookUsage},
+	} {
+		out, errOut, code := runJail(t, tc.args...)
+		if code != tc.code || errOut != tc.line+"\n" || out != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d and %q", tc.args, code, out, errOut, tc.code, tc.line)
+		}
+	}
+}

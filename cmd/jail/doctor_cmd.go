@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 
@@ -9,24 +11,27 @@ import (
 	"github.com/jail-sandbox/jail/profiles"
 )
 
+const doctorUsage = "usage: jail doctor [--json]"
+
 // runDoctor is `jail doctor [--json]`: one line per thing jail relies on, each OK, WARN or FAIL
 // with what it changes and the fix.
 func runDoctor(args []string, stdio jail.Stdio) int {
-	asJSON := false
-	for _, a := range args {
-		switch a {
-		case "--json", "-json":
-			asJSON = true
-		default:
-			fmt.Fprintf(stdio.Err, "jail: doctor: unknown argument %q; usage: jail doctor [--json]\n", a)
-			return exitFailure
-		}
+	fs := flag.NewFlagSet("jail doctor", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "")
+	switch err := parseFlags(fs, "doctor", args); {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stdio.Out, doctorUsage)
+		return 0
+	case err != nil:
+		return fail(stdio.Err, err)
+	case fs.NArg() != 0:
+		return fail(stdio.Err, fmt.Errorf("doctor: unexpected argument %q; %s", fs.Arg(0), doctorUsage))
 	}
 	trial, err := doctorTrial()
 	if err != nil {
 		return fail(stdio.Err, err)
 	}
-	return jail.PrintDoctor(stdio.Out, jail.Doctor(trial), asJSON)
+	return jail.PrintDoctor(stdio.Out, jail.Doctor(trial), *asJSON)
 }
 
 // doctorTrial is the plan of the doctor's trial sandbox: the minimal profile, whose namespaces,

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,7 +154,7 @@ func TestEarlyInitKnowsEveryFlag(t *testing.T) {
 		"json-status-fd": "2",
 	}
 	noCommand := map[string]bool{"dry-run": true, "h": true, "help": true, "version": true}
-	fs, _ := newRunFlagSet(io.Discard)
+	fs, _ := newRunFlagSet()
 	fs.VisitAll(func(f *flag.Flag) {
 		if noCommand[f.Name] {
 			return

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -18,26 +19,24 @@ const exitHookUsage = 2
 // with the command rewritten to run under jail (package hooks does the harness-specific JSON).
 func runHook(args []string, stdio jail.Stdio) int {
 	fs := flag.NewFlagSet("jail hook", flag.ContinueOnError)
-	fs.SetOutput(stdio.Err)
-	fs.Usage = func() {
-		fmt.Fprintf(stdio.Err, "usage: jail hook HARNESS [-p PROFILE]   (HARNESS: %q)\n", hooks.Harnesses())
-	}
 	profile := fs.String("p", defaultProfile, "")
 	fs.StringVar(profile, "profile", defaultProfile, "")
+	usage := fmt.Sprintf("usage: jail hook HARNESS [-p PROFILE]   (HARNESS: %q)", hooks.Harnesses())
 	// Flags may come before or after HARNESS.
-	if err := fs.Parse(args); err != nil {
-		return exitHookUsage
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return exitHookUsage
-	}
+	err := parseFlags(fs, "hook", args)
 	harness := fs.Arg(0)
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
-		return exitHookUsage
+	if err == nil && fs.NArg() > 0 {
+		err = parseFlags(fs, "hook", fs.Args()[1:])
 	}
-	if fs.NArg() != 0 {
-		fs.Usage()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stdio.Out, usage)
+		return 0
+	case err != nil:
+		fmt.Fprintf(stdio.Err, "jail: %s\n", err)
+		return exitHookUsage
+	case harness == "" || fs.NArg() != 0:
+		fmt.Fprintf(stdio.Err, "jail: hook: %s\n", usage)
 		return exitHookUsage
 	}
 	self, err := os.Executable()

@@ -25,12 +25,10 @@ type runFlags struct {
 	report  reportFlags // report.go
 }
 
-func newRunFlagSet(w io.Writer) (*flag.FlagSet, *runFlags) {
+func newRunFlagSet() (*flag.FlagSet, *runFlags) {
 	f := &runFlags{overlay: profiles.Profile{Source: "command line"}}
 	o := &f.overlay
 	fs := flag.NewFlagSet("jail", flag.ContinueOnError)
-	fs.SetOutput(w)
-	fs.Usage = func() { fmt.Fprint(w, usage) }
 	fs.StringVar(&f.profile, "p", defaultProfile, "")
 	fs.StringVar(&f.profile, "profile", defaultProfile, "")
 	fs.Var((*pathList)(&o.Filesystem.Read), "ro", "")
@@ -71,12 +69,9 @@ func newRunFlagSet(w io.Writer) (*flag.FlagSet, *runFlags) {
 
 // runCommand resolves the plan for one command and runs it in a sandbox.
 func runCommand(args []string, stdio jail.Stdio) int {
-	fs, f := newRunFlagSet(stdio.Err)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return exitFailure // flag has printed the error and the usage
+	fs, f := newRunFlagSet()
+	if err := parseFlags(fs, "", args); err != nil {
+		return fail(stdio.Err, err) // -h and --help are flags of their own
 	}
 	switch {
 	case f.help:

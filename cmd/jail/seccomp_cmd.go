@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,20 +11,27 @@ import (
 	"github.com/jail-sandbox/jail/seccomp"
 )
 
+const seccompUsage = "usage: jail seccomp export [-p PROFILE] [-o FILE]"
+
 // runSeccomp is `jail seccomp export`: write the profile's compiled BPF program, for inspection
 // or for `bwrap --seccomp FD`.
 func runSeccomp(args []string, stdio jail.Stdio) int {
 	if len(args) == 0 || args[0] != "export" {
-		fmt.Fprintln(stdio.Err, "jail: seccomp: usage: jail seccomp export [-p PROFILE] [-o FILE]")
+		fmt.Fprintf(stdio.Err, "jail: seccomp: %s\n", seccompUsage)
 		return exitFailure
 	}
 	fs := flag.NewFlagSet("jail seccomp export", flag.ContinueOnError)
-	fs.SetOutput(stdio.Err)
 	profile := fs.String("p", defaultProfile, "profile")
 	fs.StringVar(profile, "profile", defaultProfile, "profile")
 	output := fs.String("o", "-", "output file (- for standard output)")
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
-		return exitFailure
+	switch err := parseFlags(fs, "seccomp export", args[1:]); {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stdio.Out, seccompUsage)
+		return 0
+	case err != nil:
+		return fail(stdio.Err, err)
+	case fs.NArg() != 0:
+		return fail(stdio.Err, fmt.Errorf("seccomp export: unexpected argument %q; %s", fs.Arg(0), seccompUsage))
 	}
 	spec, err := resolve(*profile, nil, []string{"true"})
 	if err != nil {

@@ -1,0 +1,36 @@
+// Package suggest finds the "did you mean" for a mistyped name: the closest of the valid ones by
+// edit distance, when it is close enough to be a plausible typo.
+package suggest
+
+// Closest returns the candidate nearest to name, within maxDist edits (insertions, deletions,
+// substitutions), or "" when none is that close. Of equally near candidates the first wins.
+func Closest(name string, candidates []string, maxDist int) string {
+	best, bestDist := "", maxDist+1
+	for _, c := range candidates {
+		if d := distance(name, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
