@@ -20,7 +20,8 @@ var errUnset = errors.New("unset variable")
 // Expand returns p with the variables in its paths and in process.cwd replaced by the host's
 // values. A path that uses an unset variable is dropped when optional (trailing ?) and an error
 // otherwise; an unknown variable is always an error. Optional paths keep their ?: whether they
-// exist is decided by Resolve. The result is what `jail profile show` prints.
+// exist is decided by Resolve. The result is what `jail profile show` prints. On error it is
+// returned too, without the paths in error, so that the rest can be checked.
 func Expand(p *Profile, host Host) (*Profile, error) {
 	repo, _ := host.repository(newResolver())
 	return expand(p, host.variables(repo))
@@ -29,6 +30,7 @@ func Expand(p *Profile, host Host) (*Profile, error) {
 // expand is Expand with the variables' values.
 func expand(p *Profile, vars map[string]string) (*Profile, error) {
 	out := p.clone()
+	var errs ErrorList
 	for _, l := range out.stringLists() {
 		if !slices.Contains(pathLists, l.key) {
 			continue
@@ -40,7 +42,8 @@ func expand(p *Profile, vars map[string]string) (*Profile, error) {
 				continue
 			}
 			if err != nil {
-				return nil, p.errorAt(l.key, raw, "%s: %w", raw, err)
+				errs = append(errs, p.errorAt(l.key, raw, "%s: %w", raw, err))
+				continue
 			}
 			if !slices.Contains(expanded, v) {
 				expanded = append(expanded, v)
@@ -52,12 +55,12 @@ func expand(p *Profile, vars map[string]string) (*Profile, error) {
 	if raw := p.Process.Cwd; raw != "" {
 		v, err := expandPath(raw, vars)
 		if err != nil {
-			return nil, p.errorAt("process.cwd", raw, "%s: %w", raw, err)
+			errs = append(errs, p.errorAt("process.cwd", raw, "%s: %w", raw, err))
 		}
 		out.Process.Cwd = v
 		out.setOrigin("process.cwd", v, p.origin("process.cwd", raw))
 	}
-	return out, nil
+	return out, errs.err()
 }
 
 // expandPath replaces a leading ~ and every $NAME or ${NAME} in s with its value.

@@ -37,6 +37,10 @@ func Load(ref string, host Host) (*Profile, error) {
 type loader struct {
 	host  Host
 	chain []string
+	// keepGoing loads what decodes of a file with unknown keys or wrong types, and collects
+	// those errors in errs, for Check.
+	keepGoing bool
+	errs      ErrorList
 }
 
 func (l *loader) load(ref, dir string) (*Profile, error) {
@@ -50,10 +54,11 @@ func (l *loader) load(ref, dir string) (*Profile, error) {
 	l.chain = append(l.chain, file)
 	defer func() { l.chain = l.chain[:len(l.chain)-1] }()
 
-	p, err := Parse(file, data)
-	if err != nil {
-		return nil, err
+	p, errs := parseAll(file, data)
+	if len(errs) > 0 && (!l.keepGoing || p == nil) {
+		return nil, errs.err()
 	}
+	l.errs = append(l.errs, errs...)
 	merged := &Profile{}
 	for _, parent := range p.Extends {
 		if climbs(parent) {

@@ -52,19 +52,21 @@ func (pl *planner) plan() ([]plan.Mount, error) {
 		{"filesystem.hide", fsys.Hide, pl.hide},
 		{"filesystem.protect", fsys.Protect, pl.protect},
 	}
+	var errs ErrorList // every path in error, each left out
 	for _, step := range steps {
 		if step.add == nil {
 			pl.placeFileLinks()
 		}
 		for _, raw := range step.paths {
 			e, err := pl.p.parseEntry(step.key, raw)
-			if err != nil {
-				return nil, err
+			if err == nil {
+				err = step.add(e)
 			}
-			if err := step.add(e); err != nil {
-				return nil, err
-			}
+			errs.add(err)
 		}
+	}
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	var err error
 	if pl.gitPlan, err = pl.git(); err != nil {

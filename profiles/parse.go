@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -12,23 +13,55 @@ import (
 )
 
 // Parse decodes one profile file strictly: an unknown key or a value of the wrong type is an
-// *Error naming file, line and key. Only the file's own content is decoded; extends are applied
-// by Load, variables by Expand, and values are checked by Resolve. The line of every key and
-// every string value is recorded so later errors can point at it.
+// *Error naming file, line and key (an ErrorList when there are several). Only the file's own
+// content is decoded; extends are applied by Load, variables by Expand, and values are checked by
+// Resolve. The line of every key and every string value is recorded so later errors can point
+// at it.
 func Parse(file string, data []byte) (*Profile, error) {
-	p := &Profile{Source: file}
-	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
-	if err := dec.Decode(p); err != nil {
-		return nil, decodeError(file, err)
-	}
-	if err := p.recordOrigins(file, data); err != nil {
+	p, errs := parseAll(file, data)
+	if err := errs.err(); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
+// parseAll is Parse, finding every problem: when the strict decoder refuses the document, which it
+// does at its first wrong type, every unknown key and value of the wrong type is looked for
+// (schemaErrors), and the profile decoded from the rest is returned with them, so that what
+// follows can check the rest too. The profile is nil when nothing could be decoded.
+func parseAll(file string, data []byte) (*Profile, ErrorList) {
+	p := &Profile{Source: file}
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	strictErr := dec.Decode(p)
+	if strictErr == nil {
+		if err := p.recordOrigins(file, data); err != nil {
+			return nil, ErrorList{err}
+		}
+		return p, nil
+	}
+	var doc map[string]any
+	if toml.Unmarshal(data, &doc) != nil { // not TOML at all: the decoder's syntax error
+		return nil, ErrorList{decodeError(file, strictErr)}
+	}
+	located := &Profile{Source: file}
+	if err := located.recordOrigins(file, data); err != nil {
+		return nil, ErrorList{err}
+	}
+	errs := located.schemaErrors(doc, nil, reflect.TypeFor[Profile]())
+	if len(errs) == 0 {
+		return nil, ErrorList{decodeError(file, strictErr)}
+	}
+	// The rest of the document, without the keys found wrong, decodes.
+	rest := &Profile{Source: file, origins: located.origins}
+	text, err := toml.Marshal(doc)
+	if err != nil || toml.NewDecoder(bytes.NewReader(text)).DisallowUnknownFields().Decode(rest) != nil {
+		return nil, errs
+	}
+	return rest, errs
+}
+
 // decodeError turns go-toml's errors into an *Error with file, line and key.
-func decodeError(file string, err error) error {
+func decodeError(file string, err error) *Error {
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
 		de := &strict.Errors[0]
@@ -51,7 +84,7 @@ func decodeError(file string, err error) error {
 
 // recordOrigins walks the document's syntax tree (it already decoded, so it is well formed) and
 // records the line of every key and of every string value.
-func (p *Profile) recordOrigins(file string, data []byte) error {
+func (p *Profile) recordOrigins(file string, data []byte) *Error {
 	var parser unstable.Parser
 	parser.Reset(data)
 	lines := newLineIndex(data)
@@ -61,6 +94,9 @@ func (p *Profile) recordOrigins(file string, data []byte) error {
 		switch expr.Kind {
 		case unstable.Table, unstable.ArrayTable:
 			table = keyParts(expr.Key())
+			if it := expr.Key(); it.Next() { // the header's line, for an error about the table itself
+				p.setOrigin(strings.Join(table, "."), "", Origin{File: file, Line: lines.line(it.Node().Raw)})
+			}
 		case unstable.KeyValue:
 			p.recordKeyValue(lines, file, table, expr)
 		}

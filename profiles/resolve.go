@@ -26,22 +26,20 @@ const (
 // Resolve turns a loaded profile into the plan the launcher executes: variables expanded,
 // values validated, paths resolved on the host into the ordered mount list, the environment
 // filtered, defaults filled in. Errors point at the line of the offending value; warnings go to
-// Spec.Warnings.
+// Spec.Warnings. Every error is found in one call: what is wrong is left out and the rest is
+// checked, and more than one comes as an ErrorList.
 func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 	paths := newResolver()
 	repo, refused := host.repository(paths)
+	var errs ErrorList
 	e, err := expand(p, host.variables(repo))
-	if err != nil {
-		return nil, err
-	}
+	errs.add(err)
 	warnings, err := validate(e)
-	if err != nil {
-		return nil, err
-	}
+	errs.add(err)
 	pl := &planner{p: e, host: host, repo: repo, selfBinds: map[string]bool{}, named: map[string]string{}, paths: paths}
 	mounts, err := pl.plan()
-	if err != nil {
-		return nil, err
+	if errs.add(err); len(errs) > 0 {
+		return nil, errs.err()
 	}
 	home, err := pl.paths.physical(filepath.Clean(host.Home))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -76,4 +77,61 @@ func unknownKey(key []string) error {
 		}
 	}
 	return fmt.Errorf("unknown key (valid %s: %s)", where, strings.Join(valid, ", "))
+}
+
+// schemaErrors finds every key of doc (a table at key prefix, decoded without a schema) that t,
+// the struct it decodes into, does not have, and every value of the wrong type, and deletes them
+// from doc. Each is located at its key's line.
+func (p *Profile) schemaErrors(doc map[string]any, prefix []string, t reflect.Type) ErrorList {
+	var errs ErrorList
+	for name, v := range doc {
+		key := append(slices.Clone(prefix), name)
+		field, ok := fieldByTag(t, name)
+		var err error
+		switch {
+		case !ok || name == "-":
+			err = unknownKey(key)
+		case field.Type.Kind() == reflect.Struct:
+			if table, isTable := v.(map[string]any); isTable {
+				errs = append(errs, p.schemaErrors(table, key, field.Type)...)
+				continue
+			}
+			err = errors.New("wrong type: want " + schemaType(key))
+		case !fits(field.Type, v):
+			err = errors.New("wrong type: want " + schemaType(key))
+		default:
+			continue
+		}
+		o := p.origin(strings.Join(key, "."), "")
+		errs = append(errs, &Error{File: o.File, Line: o.Line, Key: strings.Join(key, "."), Err: err})
+		delete(doc, name)
+	}
+	return errs
+}
+
+// fits reports whether v, a value decoded without a schema, decodes into a field of type t (any
+// kind but a table).
+func fits(t reflect.Type, v any) bool {
+	switch {
+	case t.Kind() == reflect.String:
+		_, ok := v.(string)
+		return ok
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Bool:
+		_, ok := v.(bool)
+		return ok
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Uint64:
+		n, ok := v.(int64)
+		return ok && n >= 0
+	case t == reflect.TypeFor[[]string]():
+		return allOf(v, func(e any) bool { _, ok := e.(string); return ok })
+	case t == reflect.TypeFor[[]uint16]():
+		return allOf(v, func(e any) bool { n, ok := e.(int64); return ok && n >= 0 && n <= 65535 })
+	}
+	return false
+}
+
+// allOf reports whether v is an array whose every element passes ok.
+func allOf(v any, ok func(any) bool) bool {
+	list, isList := v.([]any)
+	return isList && !slices.ContainsFunc(list, func(e any) bool { return !ok(e) })
 }

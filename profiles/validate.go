@@ -11,7 +11,8 @@ import (
 )
 
 // check is one small validation of an expanded profile (runc's validator style): it returns
-// the first error it finds and reports questionable-but-harmless settings through warn.
+// what it finds wrong (an *Error, or an ErrorList of several) and reports
+// questionable-but-harmless settings through warn.
 type check func(p *Profile, warn func(*Error)) error
 
 // checks run in this order before the filesystem is planned; the planner checks paths.
@@ -26,15 +27,14 @@ var checks = []check{
 	checkGit,
 }
 
-// validate runs every check and returns the first error, and the warnings.
+// validate runs every check and returns every error, and the warnings.
 func validate(p *Profile) (warnings []*Error, err error) {
 	warn := func(e *Error) { warnings = append(warnings, e) }
+	var errs ErrorList
 	for _, c := range checks {
-		if err := c(p, warn); err != nil {
-			return warnings, err
-		}
+		errs.add(c(p, warn))
 	}
-	return warnings, nil
+	return warnings, errs.err()
 }
 
 // oneOf checks that a string key holds one of the allowed values ("" is the default).
@@ -46,13 +46,12 @@ func oneOf(p *Profile, key, value string, allowed ...string) error {
 }
 
 func checkNetwork(p *Profile, warn func(*Error)) error {
-	if err := oneOf(p, "network.mode", p.Network.Mode, "none", "host", "proxy"); err != nil {
-		return err
-	}
+	var errs ErrorList
+	errs.add(oneOf(p, "network.mode", p.Network.Mode, "none", "host", "proxy"))
 	for _, l := range []stringList{{"network.allow", &p.Network.Allow}, {"network.deny", &p.Network.Deny}} {
 		for _, pattern := range *l.list {
 			if err := proxy.ValidatePattern(pattern); err != nil {
-				return p.errorAt(l.key, pattern, "%q: %w", pattern, err)
+				errs.add(p.errorAt(l.key, pattern, "%q: %w", pattern, err))
 			}
 		}
 		if len(*l.list) > 0 && p.Network.Mode != "proxy" {
@@ -69,21 +68,20 @@ func checkNetwork(p *Profile, warn func(*Error)) error {
 			}
 		}
 	}
-	return nil
+	return errs.err()
 }
 
 func checkLandlock(p *Profile, _ func(*Error)) error {
-	if err := oneOf(p, "landlock.mode", p.Landlock.Mode, "required", "best-effort", "off"); err != nil {
-		return err
-	}
+	var errs ErrorList
+	errs.add(oneOf(p, "landlock.mode", p.Landlock.Mode, "required", "best-effort", "off"))
 	for _, l := range []stringList{{"landlock.read", &p.Landlock.Read}, {"landlock.write", &p.Landlock.Write}} {
 		for _, raw := range *l.list {
 			if _, err := p.parseEntry(l.key, raw); err != nil {
-				return err
+				errs.add(err)
 			}
 		}
 	}
-	return nil
+	return errs.err()
 }
 
 func checkSandbox(p *Profile, warn func(*Error)) error {
@@ -103,11 +101,10 @@ func checkLimits(p *Profile, _ func(*Error)) error {
 
 func checkSyscalls(p *Profile, _ func(*Error)) error {
 	s := p.Syscalls
-	if err := oneOf(p, "syscalls.default", s.Default, "allow", "deny", "off"); err != nil {
-		return err
-	}
+	var errs ErrorList
+	errs.add(oneOf(p, "syscalls.default", s.Default, "allow", "deny", "off"))
 	if s.Errno != "" && !knownErrno(s.Errno) {
-		return p.errorAt("syscalls.errno", s.Errno, "%q is not an errno name (e.g. \"EPERM\", \"ENOSYS\")", s.Errno)
+		errs.add(p.errorAt("syscalls.errno", s.Errno, "%q is not an errno name (e.g. \"EPERM\", \"ENOSYS\")", s.Errno))
 	}
 	for _, list := range []struct {
 		key   string
@@ -118,17 +115,18 @@ func checkSyscalls(p *Profile, _ func(*Error)) error {
 				continue
 			}
 			if hint := seccomp.Suggest(name); hint != "" {
-				return p.errorAt(list.key, name, "unknown syscall %q (did you mean %q?)", name, hint)
+				errs.add(p.errorAt(list.key, name, "unknown syscall %q (did you mean %q?)", name, hint))
+			} else {
+				errs.add(p.errorAt(list.key, name, "unknown syscall %q", name))
 			}
-			return p.errorAt(list.key, name, "unknown syscall %q", name)
 		}
 	}
 	for _, name := range s.Allow {
 		if slices.Contains(s.Deny, name) {
-			return p.errorAt("syscalls.allow", name, "%q is both allowed and denied; remove one", name)
+			errs.add(p.errorAt("syscalls.allow", name, "%q is both allowed and denied; remove one", name))
 		}
 	}
-	return nil
+	return errs.err()
 }
 
 // knownErrno reports whether name is an errno name the seccomp policy accepts.
@@ -139,17 +137,15 @@ func knownErrno(name string) bool {
 
 // checkEnv accepts NAME, a glob over names (LC_*), and NAME=VALUE.
 func checkEnv(p *Profile, _ func(*Error)) error {
+	var errs ErrorList
 	for _, v := range p.Process.Env {
 		name, _, set := strings.Cut(v, "=")
-		if set && isName(name) {
+		if set && isName(name) || !set && isNamePattern(name) {
 			continue
 		}
-		if !set && isNamePattern(name) {
-			continue
-		}
-		return p.errorAt("process.env", v, "%q is not NAME, a glob like LC_*, or NAME=VALUE", v)
+		errs.add(p.errorAt("process.env", v, "%q is not NAME, a glob like LC_*, or NAME=VALUE", v))
 	}
-	return nil
+	return errs.err()
 }
 
 // isNamePattern reports whether s is a variable name or a valid glob over names (LC_*).

@@ -137,3 +137,29 @@ func TestUnknownOptionIsOneLine(t *testing.T) {
 		}
 	}
 }
+
+// `jail profile check` shows every mistake of a file in one run, a jail: line each with its line
+// and key, and exits 125; a good file beside it still checks ok.
+func TestProfileCheckReportsEveryError(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.toml")
+	writeFile(t, bad, "[filesystem]\nreed = [\"/etc\"]\nread = [\"/no/such/jail/path\"]\n[process]\nhostname = 5\n[network]\nmode = \"internet\"\n")
+	good := filepath.Join(dir, "good.toml")
+	writeFile(t, good, "extends = [\"agent\"]\n")
+	out, errOut, code := runJailIn(t, dir, "", "profile", "check", bad, good)
+	want := []string{
+		bad + ":2: filesystem.reed: unknown key",
+		bad + ":3: filesystem.read: missing required path /no/such/jail/path",
+		bad + ":5: process.hostname: wrong type: want a string",
+		bad + ":7: network.mode: \"internet\" is not valid",
+	}
+	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+	if code != exitFailure || len(lines) != len(want) || out != good+": ok\n" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant 125, %q ok, and %d lines", code, out, errOut, good, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], "jail: "+w) {
+			t.Errorf("line %d: %q, want it to start %q", i+1, lines[i], "jail: "+w)
+		}
+	}
+}

@@ -80,8 +80,16 @@ func Run(args []string, stdio jail.Stdio) int {
 	return runCommand(args[1:], stdio)
 }
 
-// fail prints jail's one-line error and returns the exit status that goes with it.
+// fail prints jail's one-line error (a line each for a profile's several) and returns the exit
+// status that goes with it.
 func fail(w io.Writer, err error) int {
+	var list profiles.ErrorList
+	if errors.As(err, &list) {
+		for _, e := range list {
+			fmt.Fprintf(w, "jail: %s\n", e)
+		}
+		return exitFailure
+	}
 	fmt.Fprintf(w, "jail: %s\n", err)
 	var je *jail.Error
 	if errors.As(err, &je) && je.Exit != 0 {

@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/jail-sandbox/jail/jail"
-	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/profiles"
 	"github.com/jail-sandbox/jail/seccomp"
 )
@@ -89,15 +88,12 @@ func writePolicy(w io.Writer, s seccomp.Summary) {
 	}
 }
 
-// checkProfiles loads and resolves each file as a run would, and reports every failure.
+// checkProfiles loads and resolves each file as a run would, and reports every failure: all of
+// a file's, each with its line and key.
 func checkProfiles(files []string, host profiles.Host, stdio jail.Stdio) int {
 	status := 0
 	for _, file := range files {
-		p, err := profiles.Load(file, host)
-		var spec *plan.Spec
-		if err == nil {
-			spec, err = profiles.Resolve(p, host, []string{"true"})
-		}
+		spec, err := profiles.Check(file, host)
 		if err != nil {
 			status = fail(stdio.Err, err)
 			continue
