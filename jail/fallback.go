@@ -195,6 +195,7 @@ func restrictAndStartFallback(spec *plan.Spec, plan *fallbackPlan, bpf []byte, c
 				"every other capability is dropped, and no_new_privs keeps the command from gaining any")
 		}
 	}
+	log.Printf("fallback: set no_new_privs")
 	if err := restrict.SetNoNewPrivs(); err != nil {
 		return nil, fail.New("set no_new_privs", "", err)
 	}

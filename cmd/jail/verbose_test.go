@@ -44,3 +44,34 @@ func TestVerboseTimesEachStep(t *testing.T) {
 		}
 	}
 }
+
+// TestVerboseShowsOnlyStepsTaken checks that -v logs the steps a run takes and no other: no
+// egress proxy and no --explain watch on a plain run, each where the run asks for it.
+func TestVerboseShowsOnlyStepsTaken(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		want     []string
+		wantNone []string
+	}{
+		{[]string{"-v", "--", "true"}, nil, []string{"egress", "proxy", "explain"}},
+		{[]string{"-v", "--allow-host", "example.com", "--", "true"},
+			[]string{"jail: host: egress proxy on ", "jail: init: serve the egress proxy ports "}, []string{"explain"}},
+		{[]string{"-v", "--explain", "--", "true"},
+			[]string{"jail: init: watch for --explain "}, []string{"egress", "proxy"}},
+	} {
+		_, errOut, code := runJail(t, tc.args...)
+		if code != 0 {
+			t.Fatalf("jail %s: exit %d\n%s", strings.Join(tc.args, " "), code, errOut)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("jail %s: no line %q in\n%s", strings.Join(tc.args, " "), w, errOut)
+			}
+		}
+		for _, w := range tc.wantNone {
+			if strings.Contains(errOut, w) {
+				t.Errorf("jail %s: a line mentions %q, a step the run does not take:\n%s", strings.Join(tc.args, " "), w, errOut)
+			}
+		}
+	}
+}

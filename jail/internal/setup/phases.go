@@ -25,7 +25,8 @@ import (
 //     the thread then starts the command (startCommand), which gets them all, while the setup's
 //     other threads (relaying a terminal, the egress ports, --explain's listener) get none.
 //
-// A phase whose when says so is left out of this run. The first failure stops the setup, and its
+// A phase whose when says so is left out of this run, and out of -v's lines: they show exactly
+// the steps taken. The first failure stops the setup, and its
 // error, named after the phase, goes to the host.
 var phases = []phase{
 	{beforePlan, "make init non-dumpable", nil, func(*setup) error { return restrict.SetNonDumpable() }},
@@ -34,7 +35,7 @@ var phases = []phase{
 	{beforePlan, "bring up loopback", (*setup).ownNetwork, func(*setup) error { return bringUpLoopback() }},
 
 	{afterPlan, "build the root filesystem", nil, (*setup).buildRoot}, // Spec.Mounts, pivot_root, read-only
-	{afterPlan, "serve the egress proxy ports", nil, (*setup).serveEgressPorts},
+	{afterPlan, "serve the egress proxy ports", (*setup).proxied, (*setup).serveEgressPorts},
 	{afterPlan, "set hostname", nil, (*setup).setHostname},
 	{afterPlan, "set resource limits", nil, func(s *setup) error { return restrict.SetRlimits(s.spec.Limits, s.log) }},
 	{afterPlan, "close inherited descriptors", nil, func(*setup) error { return restrict.CloseInheritedFds() }},
@@ -44,7 +45,7 @@ var phases = []phase{
 	{onThread, "drop capabilities", nil, (*setup).dropCapabilities},
 	{onThread, "set no_new_privs", nil, func(*setup) error { return restrict.SetNoNewPrivs() }},
 	{onThread, "apply landlock", nil, (*setup).applyLandlock},
-	{onThread, "watch for --explain", nil, (*setup).watchForExplain}, // before seccomp, which may refuse seccomp(2)
+	{onThread, "watch for --explain", (*setup).explaining, (*setup).watchForExplain}, // before seccomp, which may refuse seccomp(2)
 	{onThread, "install seccomp filter", nil, func(s *setup) error { return restrict.InstallSeccomp(s.cfg.BPF, s.log) }},
 }
 
@@ -141,10 +142,11 @@ func (s *setup) dropCapabilities() error {
 // back, as jail's caller had it.
 func (s *setup) batched() bool { return s.cfg.SchedOther }
 
-// watchForExplain starts --explain's listener when the run asks for it.
-func (s *setup) watchForExplain() error {
-	if !s.cfg.Explain {
-		return nil
-	}
-	return explain.Start(s.spec, tellDenial)
-}
+// proxied says the plan has an egress proxy (network mode "proxy").
+func (s *setup) proxied() bool { return s.spec.Network.Proxy != nil }
+
+// explaining says the run asks for --explain.
+func (s *setup) explaining() bool { return s.cfg.Explain }
+
+// watchForExplain starts --explain's listener.
+func (s *setup) watchForExplain() error { return explain.Start(s.spec, tellDenial) }
