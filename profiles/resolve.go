@@ -53,7 +53,7 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 		Profile:    strings.TrimPrefix(p.Source, builtinPrefix),
 		Argv:       argv,
 		Cwd:        cwd,
-		Env:        environment(e.Process.Env, host.Environ, home, proxyEnv(e.Network)),
+		Env:        environment(e.Process.Env, host.Environ, home, noNetworkEnv(e.Network), proxyEnv(e.Network)),
 		Hostname:   cmp.Or(e.Process.Hostname, defaultHostname),
 		Mounts:     mounts,
 		Namespaces: plan.NamespacesFor(e.Network.Mode),
@@ -107,11 +107,13 @@ func workingDir(p *Profile, host Host, mounts []plan.Mount, paths *resolver) (st
 	return target, nil
 }
 
-// environment builds the command's environment, deny by default: host variables whose name
-// matches a NAME or glob entry pass through, NAME=VALUE entries set (and win), and HOME is the
-// home directory inside unless the profile sets it. Sorted by name.
-func environment(rules, hostEnv []string, home string, proxyVars []string) []string {
+// environment builds the command's environment, deny by default: defaults first (a host
+// variable passed through wins), host variables whose name matches a NAME or glob entry pass
+// through, NAME=VALUE entries set (and win), and HOME is the home directory inside unless the
+// profile sets it. Sorted by name.
+func environment(rules, hostEnv []string, home string, defaults, proxyVars []string) []string {
 	env := map[string]string{}
+	setAll(env, defaults)
 	for _, kv := range hostEnv {
 		name, value, _ := strings.Cut(kv, "=")
 		if slices.ContainsFunc(rules, func(rule string) bool {
@@ -122,10 +124,7 @@ func environment(rules, hostEnv []string, home string, proxyVars []string) []str
 		}
 	}
 	env["HOME"] = home
-	for _, kv := range proxyVars { // over any proxy settings passed through from the host
-		name, value, _ := strings.Cut(kv, "=")
-		env[name] = value
-	}
+	setAll(env, proxyVars) // over any proxy settings passed through from the host
 	for _, rule := range rules {
 		if name, value, ok := strings.Cut(rule, "="); ok {
 			env[name] = value
@@ -136,6 +135,14 @@ func environment(rules, hostEnv []string, home string, proxyVars []string) []str
 		out = append(out, name+"="+env[name])
 	}
 	return out
+}
+
+// setAll sets each NAME=VALUE of kvs in env.
+func setAll(env map[string]string, kvs []string) {
+	for _, kv := range kvs {
+		name, value, _ := strings.Cut(kv, "=")
+		env[name] = value
+	}
 }
 
 // proxyPlan is the egress proxy's plan for network mode "proxy", else nil.

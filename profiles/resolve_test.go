@@ -13,16 +13,40 @@ func TestEnvironment(t *testing.T) {
 		"PATH=/usr/bin", "LC_ALL=C", "LC_TIME=de_DE", "LANG=C.UTF-8", "AWS_SECRET_ACCESS_KEY=s3cr3t",
 		"GITHUB_TOKEN=ghp_x", "HOME=/host/home", "TERM=xterm", "PIP_NO_INPUT=0",
 	}
-	spec := mustResolve(t, host, `[process]
+	spec := mustResolve(t, host, `[network]
+mode = "host" # no offline settings (TestOfflineEnvironment)
+[process]
 env = ["PATH", "LC_*", "TERM", "HOME", "PIP_NO_INPUT=1", "EMPTY=", "UNSET_ON_HOST"]
 `)
 	want := []string{"EMPTY=", "HOME=" + host.Home, "LC_ALL=C", "LC_TIME=de_DE", "PATH=/usr/bin", "PIP_NO_INPUT=1", "TERM=xterm"}
 	if !slices.Equal(spec.Env, want) {
 		t.Errorf("env %q\nwant %q", spec.Env, want)
 	}
-	spec = mustResolve(t, host, "[process]\nenv = [\"HOME=/elsewhere\"]\n")
+	spec = mustResolve(t, host, "[network]\nmode = \"host\"\n[process]\nenv = [\"HOME=/elsewhere\"]\n")
 	if !slices.Equal(spec.Env, []string{"HOME=/elsewhere"}) {
 		t.Errorf("a profile's HOME=VALUE must win: %q", spec.Env)
+	}
+}
+
+// TestOfflineEnvironment checks that without network the package managers that retry are told
+// not to, and that a profile's value or the host's, passed through, wins.
+func TestOfflineEnvironment(t *testing.T) {
+	host := testHost(t)
+	host.Environ = []string{"CARGO_NET_RETRY=5"}
+	offline := []string{"CARGO_NET_RETRY=0", "HOME=" + host.Home, "PIP_RETRIES=1", "npm_config_fetch_retries=0"}
+	for _, tc := range []struct {
+		profile string
+		want    []string
+	}{
+		{"", offline},
+		{"[network]\nmode = \"none\"\n", offline},
+		{"[network]\nmode = \"host\"\n", []string{"HOME=" + host.Home}},
+		{"[process]\nenv = [\"PIP_RETRIES=3\", \"CARGO_NET_RETRY\"]\n",
+			[]string{"CARGO_NET_RETRY=5", "HOME=" + host.Home, "PIP_RETRIES=3", "npm_config_fetch_retries=0"}},
+	} {
+		if env := mustResolve(t, host, tc.profile).Env; !slices.Equal(env, tc.want) {
+			t.Errorf("profile %q: env %q, want %q", tc.profile, env, tc.want)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,5 +76,43 @@ func main() {
 	}
 	if _, err := os.Stat(filepath.Join(proj, "hello")); err != nil {
 		t.Fatalf("binary not on the host: %s", err)
+	}
+}
+
+// TestNoNetworkToolsDoNotRetry checks that without network the package managers that retry a
+// registry they cannot reach (npm for a minute, cargo for seconds) give up at the first failure,
+// which they report. Each tool is tried when it is on PATH.
+func TestNoNetworkToolsDoNotRetry(t *testing.T) {
+	proj := t.TempDir()
+	writeFile(t, filepath.Join(proj, "Cargo.toml"), "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"1\"\n")
+	writeFile(t, filepath.Join(proj, "src/main.rs"), "fn main() {}\n")
+	home, _ := os.UserHomeDir()
+	rustup := cmp.Or(os.Getenv("RUSTUP_HOME"), filepath.Join(home, ".rustup"))
+	tried := 0
+	for _, tc := range []struct {
+		tool    string
+		args    []string // jail's, before the tool's own install is granted
+		cmd     []string
+		failure string // the first failure, reported
+		retry   string // a retry
+	}{
+		{"npm", nil, []string{"npm", "view", "left-pad", "--loglevel=http"}, "left-pad attempt 1 failed", "attempt 2"},
+		// rustup's cargo, with its toolchains; its registry cache in the sandbox's /tmp.
+		{"cargo", []string{"--ro", rustup + "?", "--env", "RUSTUP_HOME=" + rustup, "--env", "CARGO_HOME=/tmp/cargo"},
+			[]string{"cargo", "fetch"}, "Could not resolve host", "spurious network error"},
+	} {
+		path, err := exec.LookPath(tc.tool)
+		if err != nil {
+			continue
+		}
+		tried++
+		args := append(tc.args, "--ro", filepath.Dir(path), "--env", "PATH="+filepath.Dir(path)+":/usr/bin:/bin", "--")
+		_, errOut, code := runJailIn(t, proj, "", append(args, tc.cmd...)...)
+		if code == 0 || !strings.Contains(errOut, tc.failure) || strings.Contains(errOut, tc.retry) {
+			t.Errorf("%s: exit %d; want a failure reporting %q and no %q:\n%s", tc.tool, code, tc.failure, tc.retry, errOut)
+		}
+	}
+	if tried == 0 {
+		t.Skip("neither npm nor cargo on PATH")
 	}
 }
