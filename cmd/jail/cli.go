@@ -49,7 +49,8 @@ Options:
   -q, --quiet               no notices but what weakens the sandbox, each in one line
                             (none for denied connections, the exit report, the hostname)
       --report FILE         write what happened as JSON to FILE at exit (layers, status, usage)
-      --explain             after the command, explain each write or connect the sandbox refused
+      --explain             after the command, explain each write or connect the sandbox refused,
+                            and name what it wrote to private tmpfs mounts, gone with it
       --json-status-fd FD   stream bwrap-style JSON status lines (start, exit) on descriptor FD
       --dry-run             print the resolved plan (JSON) and exit 0
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,7 +83,7 @@ echo z > ~/.bashrc; echo t > /tmp/t; chmod 600 /tmp/t; ln -s /tmp/t link; git st
 	if code != 3 {
 		t.Fatalf("exit status %d, want the command's 3; stderr: %s", code, stderr)
 	}
-	if strings.Contains(stderr, "jail: ") {
+	if len(explainLines(stderr)) > 0 { // the writes to ~ and /tmp are named as gone with the sandbox
 		t.Errorf("allowed writes explained as denials:\n%s", stderr)
 	}
 }
@@ -149,4 +150,40 @@ func TestExplainConnectProxyAndPorts(t *testing.T) {
 	// The UDP connect is not refused: Landlock's rules are TCP's.
 	explainOne(t, dir, []string{"-p", profile}, connectScript("/dev/tcp/127.0.0.1/9")+"; "+connectScript("/dev/udp/127.0.0.1/9"),
 		"denied connect 127.0.0.1:9 — profile "+profile+" allows TCP connections only to ports 443")
+}
+
+// TestWritesThatVanishAreListed checks that --explain and -v name, after the command, what it
+// wrote outside the working directory to the sandbox's private tmpfs mounts (the sandbox's /tmp,
+// where this project's parent is, and the home), which is gone with the sandbox; that writes to
+// the project are not named; and that a plain run says nothing.
+func TestWritesThatVanishAreListed(t *testing.T) {
+	proj := t.TempDir()
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := "touch ../gone-x kept && mkdir -p ~/.cache/tool && echo abc > ~/.cache/tool/a && echo d > ~/.cache/tool/b"
+	want := "gone with the sandbox, written to its private tmpfs mounts and not to the host: " +
+		filepath.Join(filepath.Dir(proj), "gone-x") + " (0 B), " + filepath.Join(home, ".cache") + " (2 files, 6 B)"
+	for _, tc := range []struct {
+		flag, want string
+	}{
+		{"--explain", "jail: " + want + "\n"},
+		{"-v", "jail: " + want + " (+"},
+		{"-q", ""},
+	} {
+		_, errOut, code := runJailIn(t, proj, "", tc.flag, "--", "sh", "-c", script)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", tc.flag, code, errOut)
+		}
+		if tc.want == "" && strings.Contains(errOut, "gone with the sandbox") || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: stderr does not have %q:\n%s", tc.flag, tc.want, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(proj), "gone-x")); err == nil {
+		t.Error("../gone-x is on the host")
+	}
+	if _, err := os.Stat(filepath.Join(proj, "kept")); err != nil {
+		t.Errorf("the project's own file: %s", err)
+	}
 }

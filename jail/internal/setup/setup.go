@@ -129,6 +129,9 @@ func (s *setup) run(host *os.File, p1 *spawn.Pid1) (int, error) {
 	}
 	endRest(pid, s.ns&unix.CLONE_NEWPID != 0)
 	tty.Finish()
+	if s.cfg.Verbose || s.cfg.Explain {
+		s.tellLeftovers()
+	}
 	if s.cfg.Observe {
 		if ru, err := p1.Usage(); err == nil { // without it the host's own measure of init stands in
 			wire.TellExited(ws, ru)
