@@ -3,7 +3,8 @@
 package suggest
 
 // Closest returns the candidate nearest to name, within maxDist edits (insertions, deletions,
-// substitutions), or "" when none is that close. Of equally near candidates the first wins.
+// substitutions, and swaps of two neighbours: the usual typos), or "" when none is that close.
+// Of equally near candidates the first wins.
 func Closest(name string, candidates []string, maxDist int) string {
 	best, bestDist := "", maxDist+1
 	for _, c := range candidates {
@@ -14,10 +15,11 @@ func Closest(name string, candidates []string, maxDist int) string {
 	return best
 }
 
-// distance is the Levenshtein distance between a and b.
+// distance is the optimal string alignment distance between a and b: Levenshtein's, with a swap
+// of two neighbouring bytes counted as one edit.
 func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	// d[i][j] is the distance between a[:i] and b[:j]; three rows are enough.
+	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j
 	}
@@ -29,8 +31,11 @@ func distance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }

@@ -3,13 +3,14 @@ package suggest
 import "testing"
 
 func TestClosest(t *testing.T) {
-	candidates := []string{"allow-host", "allow-private", "allow-weaker", "json", "ro", "rw"}
+	candidates := []string{"allow-host", "allow-private", "allow-weaker", "json", "npm", "ro", "rw"}
 	for _, c := range []struct {
 		name    string
 		maxDist int
 		want    string
 	}{
-		{"allow-hots", 2, "allow-host"}, // a transposition is two edits
+		{"allow-hots", 1, "allow-host"}, // a swap of neighbours is one edit
+		{"nmp", 1, "npm"},
 		{"allow-privat", 2, "allow-private"},
 		{"jsn", 1, "json"},
 		{"rx", 1, "ro"}, // equally near: the first
