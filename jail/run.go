@@ -62,6 +62,10 @@ func runObserved(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) 
 		early.Discard()
 		return fail.ExitSetup, &fail.Error{Op: "run", Detail: "no command given", Exit: fail.ExitSetup}
 	}
+	if err := makeCaches(spec); err != nil { // caches.go
+		early.Discard()
+		return fail.ExitSetup, err
+	}
 	status, err = runSandbox(spec, stdio, obs, early)
 	if userNSRefused(err, userns.CapsStripped) && spec.Fallback == "landlock" {
 		obs.log().Printf("host: user namespaces refused (%s); falling back to Landlock", err)

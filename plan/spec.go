@@ -25,6 +25,9 @@ type Spec struct {
 	// nil outside a repository, or when the profile's [git] mode is "off".
 	Git *Git `json:"git,omitempty"`
 
+	// Caches keep tools' caches between runs of one project; nil: none.
+	Caches *Caches `json:"caches,omitempty"`
+
 	// Fallback is "" (fail when namespaces are unavailable) or "landlock" (run with Landlock,
 	// seccomp, no_new_privs and a new session alone).
 	Fallback string `json:"fallback,omitempty"`
@@ -36,6 +39,14 @@ type Spec struct {
 	// Warnings are the profile's questionable but harmless parts, one line each, located like
 	// errors ("FILE:LINE: KEY: msg"); the CLI prints them before running.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Caches is where the tools named keep their caches between runs of one project: Dir, a
+// jail-owned directory on the host, bound on itself in Mounts, holds one directory per tool,
+// which the command's environment points the tool at. jail creates Dir (0700) before the sandbox.
+type Caches struct {
+	Dir   string   `json:"dir"`
+	Tools []string `json:"tools"`
 }
 
 // MountKind names one filesystem setup operation.

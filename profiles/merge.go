@@ -43,6 +43,12 @@ func Merge(base, over *Profile) *Profile {
 			out.setOrigin(key, "", over.origin(key, ""))
 		}
 	}
+	if over.Cache.Tools != nil { // replaces, where other lists append
+		out.Cache.Tools = slices.Clone(over.Cache.Tools)
+		for _, v := range append(over.Cache.Tools, "") {
+			out.setOrigin("cache.tools", v, over.origin("cache.tools", v))
+		}
+	}
 	for key, ptr := range over.optionalFlags() {
 		if *ptr != nil {
 			*out.optionalFlags()[key] = *ptr
@@ -61,6 +67,7 @@ func (p *Profile) clone() *Profile {
 	for key, ports := range out.portLists() {
 		*ports = slices.Clone(*p.portLists()[key])
 	}
+	out.Cache.Tools = slices.Clone(p.Cache.Tools)
 	out.origins = maps.Clone(p.origins)
 	return &out
 }

@@ -15,6 +15,7 @@ type Profile struct {
 	Landlock   LandlockRules `toml:"landlock,omitempty"`
 	Sandbox    SandboxRules  `toml:"sandbox,omitempty"`
 	Git        GitRules      `toml:"git,omitempty"`
+	Cache      CacheRules    `toml:"cache,omitempty"` // cache.go
 
 	// Source names where the profile came from: a file path, "builtin:NAME", or what the caller
 	// sets (e.g. "command line" for the flags overlay). Errors about a value whose line is not

@@ -41,6 +41,11 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 	if errs.add(err); len(errs) > 0 {
 		return nil, errs.err()
 	}
+	caches, cacheMounts, err := pl.caches() // cache.go
+	if err != nil {
+		return nil, err
+	}
+	mounts = sortMounts(append(mounts, cacheMounts...))
 	home, err := pl.paths.physical(filepath.Clean(host.Home))
 	if err != nil {
 		return nil, fmt.Errorf("resolve home %s: %w", host.Home, err)
@@ -53,7 +58,7 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 		Profile:    strings.TrimPrefix(p.Source, builtinPrefix),
 		Argv:       argv,
 		Cwd:        cwd,
-		Env:        environment(e.Process.Env, host.Environ, home, noNetworkEnv(e.Network), proxyEnv(e.Network)),
+		Env:        environment(e.Process.Env, host.Environ, home, noNetworkEnv(e.Network), append(proxyEnv(e.Network), cacheVars(caches)...)),
 		Hostname:   cmp.Or(e.Process.Hostname, defaultHostname),
 		Mounts:     mounts,
 		Namespaces: plan.NamespacesFor(e.Network.Mode),
@@ -65,6 +70,7 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 			Deny: e.Syscalls.Deny, Allow: e.Syscalls.Allow,
 			Errno: cmp.Or(e.Syscalls.Errno, defaultErrno), Log: deref(e.Syscalls.Log)},
 		Git:         pl.gitPlan,
+		Caches:      caches,
 		Fallback:    e.Sandbox.Fallback,
 		AllowWeaker: deref(e.Sandbox.AllowWeaker),
 	}
@@ -109,9 +115,10 @@ func workingDir(p *Profile, host Host, mounts []plan.Mount, paths *resolver) (st
 
 // environment builds the command's environment, deny by default: defaults first (a host
 // variable passed through wins), host variables whose name matches a NAME or glob entry pass
-// through, NAME=VALUE entries set (and win), and HOME is the home directory inside unless the
+// through, then what jail's features need (the egress proxy's, the caches' settings, over the
+// host's), NAME=VALUE entries set (and win), and HOME is the home directory inside unless the
 // profile sets it. Sorted by name.
-func environment(rules, hostEnv []string, home string, defaults, proxyVars []string) []string {
+func environment(rules, hostEnv []string, home string, defaults, jailVars []string) []string {
 	env := map[string]string{}
 	setAll(env, defaults)
 	for _, kv := range hostEnv {
@@ -124,7 +131,7 @@ func environment(rules, hostEnv []string, home string, defaults, proxyVars []str
 		}
 	}
 	env["HOME"] = home
-	setAll(env, proxyVars) // over any proxy settings passed through from the host
+	setAll(env, jailVars)
 	for _, rule := range rules {
 		if name, value, ok := strings.Cut(rule, "="); ok {
 			env[name] = value

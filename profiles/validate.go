@@ -25,6 +25,7 @@ var checks = []check{
 	checkEnv,
 	checkHostname,
 	checkGit,
+	checkCache,
 }
 
 // validate runs every check and returns every error, and the warnings.

@@ -41,6 +41,8 @@ Options:
       --allow-private       let allowed names resolve to loopback/private addresses
       --env NAME[=VALUE]    pass NAME through, or set it     (repeatable)
       --cwd DIR             working directory inside (default: the current one)
+      --cache TOOL,...      keep go, npm, pip, cargo caches of this project between runs, in
+                            jail's own directories (none: no caches; default: agent's four)
       --timeout DURATION    kill the whole sandbox after DURATION (exit 124)
       --fallback landlock   without user namespaces, run with Landlock + seccomp alone
       --allow-weaker        run although some protections cannot hold (the fallback's;

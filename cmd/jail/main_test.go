@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,7 +37,27 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	jailBin, jailComm = bin, filepath.Base(bin)[:min(len(filepath.Base(bin)), 15)]
+	// The default profile keeps each project's caches under $XDG_CACHE_HOME/jail: the tests'
+	// many temporary projects keep theirs in a directory of their own, gone at the end.
+	caches, err := os.MkdirTemp("", "jail-test-caches-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cmd/jail's tests: %s\n", err)
+		return 1
+	}
+	defer removeAll(caches)
+	os.Setenv("XDG_CACHE_HOME", caches)
 	return m.Run()
+}
+
+// removeAll removes dir, also where a tool made it read-only (Go's module cache).
+func removeAll(dir string) {
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	os.RemoveAll(dir)
 }
 
 // testBinary returns the absolute path of the jail binary to test: $JAIL_BIN, checked, or one

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/jail-sandbox/jail/jail"
 	"github.com/jail-sandbox/jail/plan"
@@ -43,6 +44,17 @@ func newRunFlagSet() (*flag.FlagSet, *runFlags) {
 	})
 	fs.BoolFunc("allow-private", "", func(string) error {
 		o.Network.AllowPrivate = new(true)
+		return nil
+	})
+	fs.Func("cache", "", func(list string) error {
+		if o.Cache.Tools == nil {
+			o.Cache.Tools = []string{} // set: replaces the profile's list ("none" leaves it empty)
+		}
+		for _, tool := range strings.Split(list, ",") {
+			if tool != "" && tool != "none" {
+				o.Cache.Tools = append(o.Cache.Tools, tool)
+			}
+		}
 		return nil
 	})
 	fs.BoolVar(&f.opts.Quiet, "q", false, "")

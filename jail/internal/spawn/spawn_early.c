@@ -45,7 +45,7 @@ static const struct option {
     {"p", VALUE},       {"profile", VALUE},    {"ro", VALUE},         {"rw", VALUE},
     {"hide", VALUE},    {"tmpfs", VALUE},      {"net", VALUE},        {"allow-host", VALUE},
     {"env", VALUE},     {"cwd", VALUE},        {"timeout", VALUE},    {"fallback", VALUE},
-    {"report", VALUE},  {"json-status-fd", VALUE},
+    {"report", VALUE},  {"json-status-fd", VALUE}, {"cache", VALUE},
     {"q", 0},           {"quiet", 0},          {"v", 0},              {"verbose", 0},
     {"explain", 0},     {"allow-private", 0},  {"allow-weaker", 0},
     {"h", NO_COMMAND},  {"help", NO_COMMAND},  {"version", NO_COMMAND}, {"dry-run", NO_COMMAND},
