@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -18,14 +17,8 @@ const doctorUsage = "usage: jail doctor [--json]"
 func runDoctor(args []string, stdio jail.Stdio) int {
 	fs := flag.NewFlagSet("jail doctor", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "")
-	switch err := parseFlags(fs, "doctor", args); {
-	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintln(stdio.Out, doctorUsage)
-		return 0
-	case err != nil:
-		return fail(stdio.Err, err)
-	case fs.NArg() != 0:
-		return fail(stdio.Err, fmt.Errorf("doctor: unexpected argument %q; %s", fs.Arg(0), doctorUsage))
+	if status, done := parseOptionsOnly(fs, "doctor", doctorUsage, args, stdio); done {
+		return status
 	}
 	trial, err := doctorTrial()
 	if err != nil {

@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 
 	"github.com/jail-sandbox/jail/internal/suggest"
+	"github.com/jail-sandbox/jail/jail"
 )
 
 // parseFlags parses args into fs without printing anything: Go's flag package would print its
@@ -37,6 +39,22 @@ func parseFlags(fs *flag.FlagSet, cmd string, args []string) error {
 		msg = cmd + ": " + msg
 	}
 	return errors.New(msg + "; see jail --help")
+}
+
+// parseOptionsOnly is parseFlags for a subcommand that takes nothing but options: -h prints its
+// usage on stdout (status 0); a mistake, or an argument, is jail's one line (125). done says the
+// caller returns status.
+func parseOptionsOnly(fs *flag.FlagSet, cmd, usage string, args []string, stdio jail.Stdio) (status int, done bool) {
+	switch err := parseFlags(fs, cmd, args); {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stdio.Out, usage)
+		return 0, true
+	case err != nil:
+		return fail(stdio.Err, err), true
+	case fs.NArg() != 0:
+		return fail(stdio.Err, fmt.Errorf("%s: unexpected argument %q; %s", cmd, fs.Arg(0), usage)), true
+	}
+	return 0, false
 }
 
 // dashed writes a flag name as the usage does: -p, --profile.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,14 +23,8 @@ func runSeccomp(args []string, stdio jail.Stdio) int {
 	profile := fs.String("p", defaultProfile, "profile")
 	fs.StringVar(profile, "profile", defaultProfile, "profile")
 	output := fs.String("o", "-", "output file (- for standard output)")
-	switch err := parseFlags(fs, "seccomp export", args[1:]); {
-	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintln(stdio.Out, seccompUsage)
-		return 0
-	case err != nil:
-		return fail(stdio.Err, err)
-	case fs.NArg() != 0:
-		return fail(stdio.Err, fmt.Errorf("seccomp export: unexpected argument %q; %s", fs.Arg(0), seccompUsage))
+	if status, done := parseOptionsOnly(fs, "seccomp export", seccompUsage, args[1:], stdio); done {
+		return status
 	}
 	spec, err := resolve(*profile, nil, []string{"true"})
 	if err != nil {
