@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,20 +43,9 @@ func runTests(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "cmd/jail's tests: %s\n", err)
 		return 1
 	}
-	defer removeAll(caches)
+	defer os.RemoveAll(caches) // no test downloads modules: nothing read-only in it
 	os.Setenv("XDG_CACHE_HOME", caches)
 	return m.Run()
-}
-
-// removeAll removes dir, also where a tool made it read-only (Go's module cache).
-func removeAll(dir string) {
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	os.RemoveAll(dir)
 }
 
 // testBinary returns the absolute path of the jail binary to test: $JAIL_BIN, checked, or one
