@@ -63,7 +63,16 @@ const (
 	MountDev      MountKind = "dev"       // a minimal /dev: null zero full random urandom tty, pts, shm
 	MountSymlink  MountKind = "symlink"   // a symlink at Target pointing to Source (merged-/usr links)
 	MountDir      MountKind = "dir"       // an empty directory at Target (e.g. $HOME inside)
-	MountOverlay  MountKind = "overlay"   // Source read-only beneath Upper, at Target (git commit mode)
+	// MountOverlay is an overlayfs at Target whose lower layer is the host's Source, read-only,
+	// and whose upper layer and work directory are the host's Upper and Work: every write lands
+	// there, none in Source. The overlay workspace (Target the working directory, Upper a change
+	// set's) and git commit mode (Target the git directory, Upper Git.Import.Dir's) use it.
+	MountOverlay MountKind = "overlay"
+	// MountPin binds Target, as the sandbox sees it at that point, onto itself, writable: a
+	// mountpoint cannot be renamed or removed, so a protected path beneath it stays in place.
+	// Beneath an overlay it pins the overlay's directory, where a bind of the host's would
+	// uncover the real tree.
+	MountPin MountKind = "pin"
 )
 
 // Mount is one setup operation. Source is a host path (or a link text for symlinks); Target is
@@ -79,7 +88,8 @@ type Mount struct {
 	Create bool `json:"create,omitempty"`
 	IsDir  bool `json:"is_dir,omitempty"`
 	// Upper and Work are an overlay's writable layer and overlayfs's work directory: host
-	// directories on one filesystem, made by the run (Git.Import.Dir holds them).
+	// directories on one filesystem, made by the run before the sandbox starts (a change set
+	// holds them, or Git.Import.Dir).
 	Upper string `json:"upper,omitempty"`
 	Work  string `json:"work,omitempty"`
 }

@@ -49,17 +49,18 @@ func (r *Roots) bind(m plan.Mount, ro bool) error {
 	return mountCopy(src, dst, ro)
 }
 
-// protect rebinds Target onto itself read-only, submounts included: a protected path inside a
-// writable bind stays read-only. A missing Target is first created as an empty placeholder when
-// Create is set; inside a writable bind that is on the host, and masked read-only it cannot be
-// filled from inside.
-func (r *Roots) protect(m plan.Mount) error {
+// selfBind rebinds Target, as the new root has it, onto itself, submounts included: read-only
+// for a protect (a protected path inside a writable bind stays read-only), writable for a pin (a
+// mountpoint cannot be renamed or removed). A missing Target is first created as an empty
+// placeholder when Create is set; inside a writable bind that is on the host, inside an overlay
+// in its upper layer, and masked read-only it cannot be filled from inside.
+func (r *Roots) selfBind(m plan.Mount, ro bool) error {
 	dst, err := openTarget(r.new, m.Target, placeholder(m.Create, m.IsDir))
 	if err != nil {
 		return err
 	}
 	defer CloseFd(dst)
-	return mountCopy(dst, dst, true)
+	return mountCopy(dst, dst, ro)
 }
 
 // hideFile binds the host's /dev/null read-only over Target: the file reads empty.

@@ -63,7 +63,8 @@ func closed(fd int, err error) error {
 
 // newFS makes a detached mount of a new fstype filesystem (fsopen, fsconfig, fsmount) with the
 // MOUNT_ATTR_* attrs; opts are "key=value" or flag parameters. The caller closes the descriptor,
-// which keeps referring to the mount once it is attached.
+// which keeps referring to the mount once it is attached. A failure carries the filesystem's own
+// words for it, from the context's message log.
 func newFS(fstype string, attrs int, opts ...string) (int, error) {
 	fs, err := unix.Fsopen(fstype, unix.FSOPEN_CLOEXEC)
 	if err != nil {
@@ -77,15 +78,34 @@ func newFS(fstype string, attrs int, opts ...string) (int, error) {
 			err = unix.FsconfigSetFlag(fs, o)
 		}
 		if err != nil {
-			return -1, fmt.Errorf("%s option %s: %w", fstype, o, err)
+			return -1, fmt.Errorf("%s option %s: %w%s", fstype, o, err, fsLog(fs))
 		}
 	}
 	if err := unix.FsconfigCreate(fs); err != nil {
-		return -1, fmt.Errorf("create %s: %w", fstype, err)
+		return -1, fmt.Errorf("create %s: %w%s", fstype, err, fsLog(fs))
 	}
 	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, attrs)
 	if err != nil {
 		return -1, fmt.Errorf("fsmount %s: %w", fstype, err)
 	}
 	return mnt, nil
+}
+
+// fsLog returns the error messages a filesystem context logged, as " (MESSAGE; …)", or "".
+func fsLog(fs int) string {
+	var msgs []string
+	buf := make([]byte, 1024)
+	for {
+		n, err := unix.Read(fs, buf)
+		if err != nil || n <= 0 {
+			break
+		}
+		if msg, ok := strings.CutPrefix(string(buf[:n]), "e "); ok {
+			msgs = append(msgs, msg)
+		}
+	}
+	if len(msgs) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(msgs, "; ") + ")"
 }

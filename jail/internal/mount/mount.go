@@ -24,6 +24,7 @@ import (
 func SetupRoot(spec *plan.Spec, r *Roots, log verbose.Log) error {
 	r.home = envValue(spec.Env, "HOME")
 	r.allowWeaker = spec.AllowWeaker
+	r.mounts = spec.Mounts
 	for _, m := range spec.Mounts {
 		log.Printf("%s %s", m.Kind, Object(m))
 		err := r.apply(m)
@@ -51,6 +52,10 @@ type Roots struct {
 	allowWeaker bool
 	// ContainerProc says /proc is the container's, bound (containerProc).
 	ContainerProc bool
+	// mounts is the whole plan: an overlay makes the placeholders of the ops beneath it
+	// (overlay.go), each overlay in a directory of its own (overlays counts them).
+	mounts   []plan.Mount
+	overlays int
 }
 
 // apply runs one setup op.
@@ -61,7 +66,11 @@ func (r *Roots) apply(m plan.Mount) error {
 	case plan.MountBind:
 		return r.bind(m, false)
 	case plan.MountProtect:
-		return r.protect(m)
+		return r.selfBind(m, true)
+	case plan.MountPin:
+		return r.selfBind(m, false)
+	case plan.MountOverlay:
+		return r.overlay(m)
 	case plan.MountTmpfs:
 		return r.tmpfs(m)
 	case plan.MountHideDir:
@@ -76,8 +85,6 @@ func (r *Roots) apply(m plan.Mount) error {
 		return r.symlink(m)
 	case plan.MountDir:
 		return r.dir(m)
-	case plan.MountOverlay:
-		return r.overlay(m)
 	}
 	return errors.New("unknown mount kind")
 }
@@ -104,8 +111,10 @@ func mountError(m plan.Mount, err error) *fail.Error {
 		e.Hint = "jail needs Linux 5.12 or later (openat2, open_tree, mount_setattr)"
 	case errors.Is(err, syscall.ELOOP):
 		e.Hint = "a symlink lies on the path; paths were resolved before setup, which follows none"
-	case m.Kind == plan.MountOverlay && errors.Is(err, syscall.EINVAL):
-		e.Hint = "git commit mode needs overlayfs layers given by descriptor (Linux 6.13 or later) and an upper filesystem with user xattrs ($TMPDIR)"
+	case m.Kind == plan.MountOverlay && !errors.Is(err, syscall.ENOENT):
+		e.Hint = "an overlay needs overlayfs in a user namespace (Linux 5.11 or later) and its upper layer on a filesystem " +
+			"with user extended attributes (the change-set store, XDG_STATE_HOME; git commit mode's, TMPDIR); " +
+			"--workspace bind writes the tree itself"
 	case m.Kind == plan.MountProc && errors.Is(err, syscall.EPERM):
 		e.Hint = ProcMaskedHint
 	}
