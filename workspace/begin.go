@@ -1,0 +1,174 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/plan"
+)
+
+// Run is a change set that a sandbox is writing: its lock is held until Finish.
+type Run struct {
+	ChangeSet *ChangeSet
+	lock      *os.File
+}
+
+// Begin creates the change set that spec's overlay workspace writes to, and holds its lock for
+// the run; it returns nil when spec has no overlay. It runs on the host before the sandbox
+// starts: the layers must exist for init to mount them, and the start time must come first.
+func Begin(spec *plan.Spec, sandbox string) (*Run, error) {
+	m, ok := overlayMount(spec)
+	if !ok {
+		return nil, nil
+	}
+	dir := filepath.Dir(m.Upper)
+	if upper, work := Layout(dir); m.Upper != upper || m.Work != work {
+		return nil, fmt.Errorf("create change set: the plan's layers %s and %s are not a change set's", m.Upper, m.Work)
+	}
+	cs := &ChangeSet{ID: filepath.Base(dir), Dir: dir}
+	if !ValidID(cs.ID) {
+		return nil, fmt.Errorf("create change set %q: not a valid ID", cs.ID)
+	}
+	if err := makeStore(filepath.Dir(dir)); err != nil {
+		return nil, err
+	}
+	tree, err := os.Stat(m.Source)
+	if err != nil {
+		return nil, fmt.Errorf("create change set %s: %w", cs.ID, err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create change set %s: %w", cs.ID, err)
+	}
+	r := &Run{ChangeSet: cs}
+	err = r.create(spec, m, tree.Mode().Perm())
+	if err != nil {
+		r.release()
+		removeTree(dir)
+		return nil, fmt.Errorf("create change set %s: %w", cs.ID, err)
+	}
+	return r, nil
+}
+
+// create makes the layers, takes the lock and writes the manifest.
+func (r *Run) create(spec *plan.Spec, m plan.Mount, treeMode os.FileMode) error {
+	cs := r.ChangeSet
+	// The upper layer's root is the overlay's root directory: it takes the tree root's mode.
+	if err := os.Mkdir(m.Upper, treeMode); err != nil {
+		return err
+	}
+	if err := os.Chmod(m.Upper, treeMode); err != nil { // past the umask
+		return err
+	}
+	if err := os.Mkdir(m.Work, 0o700); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(cs.Dir, lockName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	r.lock = lock
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fmt.Errorf("lock: %w", err)
+	}
+	var now unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &now); err != nil {
+		return fmt.Errorf("read the clock: %w", err)
+	}
+	cs.Manifest = Manifest{
+		ID: cs.ID, Tree: m.Source, Command: spec.Argv, Profile: spec.Profile,
+		Started: time.Now().UTC(), Since: now.Nano(),
+	}
+	cs.Manifest.Protected, cs.Manifest.Placeholders = masks(spec, m.Target)
+	return cs.writeManifest()
+}
+
+// Finish records the end of the run (status is the command's exit status, or nil when jail
+// failed) and releases the lock. A change set without changes is removed: a run that wrote
+// nothing leaves nothing. It returns how many changes the change set holds.
+func (r *Run) Finish(status *int) (int, error) {
+	cs := r.ChangeSet
+	defer r.release()
+	now := time.Now().UTC()
+	cs.Manifest.Ended, cs.Manifest.Status = &now, status
+	if err := cs.writeManifest(); err != nil {
+		return 0, fmt.Errorf("finish change set %s: %w", cs.ID, err)
+	}
+	changes, err := cs.Changes()
+	if err != nil {
+		return 0, err
+	}
+	if len(changes) == 0 {
+		r.release()
+		return 0, cs.remove()
+	}
+	return len(changes), nil
+}
+
+// release drops the lock.
+func (r *Run) release() {
+	if r.lock != nil {
+		r.lock.Close()
+		r.lock = nil
+	}
+}
+
+// overlayMount returns spec's overlay workspace mount.
+func overlayMount(spec *plan.Spec) (plan.Mount, bool) {
+	for _, m := range spec.Mounts {
+		if m.Kind == plan.MountOverlay {
+			return m, true
+		}
+	}
+	return plan.Mount{}, false
+}
+
+// masks lists, relative to the workspace at target, the paths the plan protects there and the
+// placeholders it creates there (mountpoints for a mask or a pin; they land in the upper layer).
+func masks(spec *plan.Spec, target string) (protected, placeholders []string) {
+	for _, m := range spec.Mounts {
+		rel, ok := relTo(target, m.Target)
+		if !ok || rel == "" {
+			continue
+		}
+		if m.Kind == plan.MountProtect {
+			protected = append(protected, rel)
+		}
+		if m.Create {
+			placeholders = append(placeholders, rel)
+		}
+	}
+	return protected, placeholders
+}
+
+// makeStore creates the store directory (private to the user) and checks that no symlink
+// leads to it: the plan names its physical path, and a link planted since could move the
+// layers where the sandbox can reach them.
+func makeStore(store string) error {
+	if err := os.MkdirAll(store, 0o700); err != nil {
+		return fmt.Errorf("create change-set store: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(store)
+	if err != nil {
+		return fmt.Errorf("create change-set store: %w", err)
+	}
+	if real != store {
+		return fmt.Errorf("create change-set store %s: it leads to %s through a symlink", store, real)
+	}
+	return nil
+}
+
+// running reports whether a jail holds the change set's lock (its sandbox is still running).
+func (cs *ChangeSet) running() bool {
+	f, err := os.OpenFile(filepath.Join(cs.Dir, lockName), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	return errors.Is(err, unix.EWOULDBLOCK)
+}
