@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/workspace"
 )
 
 // Host is what resolution needs to know about the caller: it fills the variables and the
@@ -19,6 +21,9 @@ type Host struct {
 	// RunID names the files one run makes on the host (the egress proxy's socket directory):
 	// random, so that no other user can guess them and make them first.
 	RunID string
+	// ChangeSet names the change set an overlay workspace writes to (package workspace):
+	// HostFromOS makes a fresh one; a persistent sandbox passes its own name.
+	ChangeSet string
 }
 
 // HostFromOS describes the calling process.
@@ -40,6 +45,7 @@ func HostFromOS() (Host, error) {
 	return Host{
 		Home: home, Cwd: cwd, TmpDir: os.Getenv("TMPDIR"),
 		Environ: os.Environ(), UID: os.Getuid(), GID: os.Getgid(), RunID: hex.EncodeToString(id),
+		ChangeSet: workspace.NewID(),
 	}, nil
 }
 

@@ -343,9 +343,10 @@ func creatable(path string) bool {
 	return unix.Access(dir, unix.W_OK) == nil
 }
 
-// isGrant reports whether kind makes a path visible: a bind, a read-only bind or a tmpfs.
+// isGrant reports whether kind makes a path visible: a bind, a read-only bind, an overlay or a
+// tmpfs.
 func isGrant(kind plan.MountKind) bool {
-	return kind == plan.MountBind || kind == plan.MountROBind || kind == plan.MountTmpfs
+	return kind == plan.MountBind || kind == plan.MountROBind || kind == plan.MountOverlay || kind == plan.MountTmpfs
 }
 
 // between lists the directories strictly between outer and inner (inner beneath outer),

@@ -70,6 +70,7 @@ type stringScalar struct {
 func (p *Profile) stringScalars() []stringScalar {
 	return []stringScalar{
 		{"description", &p.Description},
+		{"filesystem.workspace", &p.Filesystem.Workspace},
 		{"network.mode", &p.Network.Mode},
 		{"process.hostname", &p.Process.Hostname},
 		{"process.cwd", &p.Process.Cwd},

@@ -60,6 +60,11 @@ type Filesystem struct {
 	Hide    []string `toml:"hide,omitempty"`    // masked, even beneath a grant
 	Protect []string `toml:"protect,omitempty"` // read-only inside a writable grant, masked if missing
 	Tmpfs   []string `toml:"tmpfs,omitempty"`   // empty writable tmpfs
+	// Workspace is how the working directory's write grant is made: "bind" (the default: the
+	// directory itself, writes land in it at once) or "overlay" (an overlayfs over it: writes
+	// land in a change set that `jail diff` shows and `jail apply` brings in; see
+	// profiles/workspace.go).
+	Workspace string `toml:"workspace,omitempty"`
 }
 
 // NetworkRules is the [network] table.

@@ -45,15 +45,19 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	mounts = sortMounts(append(mounts, cacheMounts...))
+	pl.mounts = sortMounts(append(mounts, cacheMounts...))
 	home, err := pl.paths.physical(filepath.Clean(host.Home))
 	if err != nil {
 		return nil, fmt.Errorf("resolve home %s: %w", host.Home, err)
 	}
-	cwd, err := workingDir(e, host, mounts, pl.paths)
+	cwd, err := workingDir(e, host, pl.mounts, pl.paths)
 	if err != nil {
 		return nil, err
 	}
+	if err := pl.workspace(cwd); err != nil {
+		return nil, err
+	}
+	mounts = pl.mounts
 	spec := &plan.Spec{
 		Profile:    strings.TrimPrefix(p.Source, builtinPrefix),
 		Argv:       argv,
@@ -104,7 +108,7 @@ func workingDir(p *Profile, host Host, mounts []plan.Mount, paths *resolver) (st
 		return "", p.errorAt("process.cwd", dir, "resolve %s: %w", dir, err)
 	}
 	visible := slices.ContainsFunc(mounts, func(m plan.Mount) bool {
-		return (m.Kind == plan.MountBind || m.Kind == plan.MountROBind) && within(target, m.Target) ||
+		return (m.Kind == plan.MountBind || m.Kind == plan.MountROBind || m.Kind == plan.MountOverlay) && within(target, m.Target) ||
 			(m.Kind == plan.MountTmpfs || m.Kind == plan.MountDir) && m.Target == target
 	})
 	if !visible && p.Process.Cwd == "" {

@@ -17,6 +17,7 @@ type check func(p *Profile, warn func(*Error)) error
 
 // checks run in this order before the filesystem is planned; the planner checks paths.
 var checks = []check{
+	checkWorkspace,
 	checkNetwork,
 	checkLandlock,
 	checkSandbox,
@@ -44,6 +45,10 @@ func oneOf(p *Profile, key, value string, allowed ...string) error {
 		return nil
 	}
 	return p.errorAt(key, value, "%q is not valid (want %s)", value, strings.Join(allowed, " or "))
+}
+
+func checkWorkspace(p *Profile, _ func(*Error)) error {
+	return oneOf(p, "filesystem.workspace", p.Filesystem.Workspace, "bind", "overlay")
 }
 
 func checkNetwork(p *Profile, warn func(*Error)) error {
