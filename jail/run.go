@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -132,9 +133,11 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 // cannot (enforce the timeout). There is no terminal to restore, report or status record to
 // write, or fallback to run if init finds user namespaces refused (nor an egress proxy to
 // serve: the caller checks). init then prints its own error, if it has one
-// (wire.Config.HostLeaves).
+// (wire.Config.HostLeaves). Nor does it leave an overlay workspace: the caller finishes the
+// change set once the sandbox has ended (package workspace), and holds its lock until then.
 func (sb *sandbox) canLeave() bool {
-	return sb.proc.waiter != nil && sb.term == nil && !sb.obs.follows && sb.spec.Fallback != "landlock"
+	return sb.proc.waiter != nil && sb.term == nil && !sb.obs.follows && sb.spec.Fallback != "landlock" &&
+		!slices.ContainsFunc(sb.spec.Mounts, func(m plan.Mount) bool { return m.Kind == plan.MountOverlay })
 }
 
 // sandbox is a started init seen from the host.

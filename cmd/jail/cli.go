@@ -23,6 +23,7 @@ const usage = `Usage: jail [OPTIONS] [--] COMMAND [ARG...]
        jail hook claude-code|codex|gemini [-p PROFILE]
        jail shell [-c COMMAND [ARG0 ARG...]]   (also as jail-sh / jail-bash through a symlink)
        jail seccomp export [-p PROFILE] [-o FILE]
+       jail changes | diff [ID] [PATH...] | apply [ID] [PATH...] | discard [ID]
        jail --version | --help
 
 Runs COMMAND in a fresh sandbox built from a profile: its own user, mount, pid, ipc, uts and net
@@ -43,6 +44,8 @@ Options:
       --cwd DIR             working directory inside (default: the current one)
       --cache TOOL,...      keep go, npm, pip, cargo caches of this project between runs, in
                             jail's own directories (none: no caches; default: agent's four)
+      --workspace MODE      bind (default): the working directory itself, writable;
+                            overlay: writes wait in a change set (jail diff, jail apply)
       --timeout DURATION    kill the whole sandbox after DURATION (exit 124)
       --fallback landlock   without user namespaces, run with Landlock + seccomp alone
       --allow-weaker        run although some protections cannot hold (the fallback's;
@@ -78,6 +81,14 @@ func Run(args []string, stdio jail.Stdio) int {
 			return runHook(args[2:], stdio)
 		case "shell":
 			return runShell("jail shell", "sh", args[2:], stdio)
+		case "changes":
+			return runChanges(args[2:], stdio)
+		case "diff":
+			return runDiff(args[2:], stdio)
+		case "apply":
+			return runApply(args[2:], stdio)
+		case "discard":
+			return runDiscard(args[2:], stdio)
 		}
 	}
 	return runCommand(args[1:], stdio)

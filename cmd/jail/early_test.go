@@ -151,7 +151,7 @@ func TestEarlyInitKnowsEveryFlag(t *testing.T) {
 		"p": "agent", "profile": "agent", "ro": "/usr", "rw": dir, "hide": filepath.Join(dir, "secret"),
 		"tmpfs": filepath.Join(dir, "tmp"), "net": "host", "allow-host": "example.com", "env": "FOO=1",
 		"cwd": dir, "timeout": "1m", "fallback": "landlock", "report": filepath.Join(dir, "report.json"),
-		"json-status-fd": "2", "cache": "go",
+		"json-status-fd": "2", "cache": "go", "workspace": "bind",
 	}
 	noCommand := map[string]bool{"dry-run": true, "h": true, "help": true, "version": true}
 	fs, _ := newRunFlagSet()

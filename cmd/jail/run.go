@@ -10,6 +10,7 @@ import (
 	"github.com/jail-sandbox/jail/jail"
 	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/workspace"
 )
 
 // runFlags are the options of `jail [OPTIONS] [--] COMMAND`. Everything that describes the
@@ -61,6 +62,7 @@ func newRunFlagSet() (*flag.FlagSet, *runFlags) {
 	fs.BoolVar(&f.opts.Quiet, "quiet", false, "")
 	fs.Var((*stringList)(&o.Process.Env), "env", "")
 	fs.StringVar(&o.Process.Cwd, "cwd", "", "")
+	fs.StringVar(&o.Filesystem.Workspace, "workspace", "", "")
 	fs.StringVar(&o.Limits.Timeout, "timeout", "", "")
 	fs.StringVar(&o.Sandbox.Fallback, "fallback", "", "")
 	fs.BoolFunc("allow-weaker", "", func(string) error {
@@ -116,7 +118,18 @@ func runCommand(args []string, stdio jail.Stdio) int {
 	if f.dryRun {
 		return printJSON(stdio, spec)
 	}
+	ws, err := workspace.Begin(spec, "")
+	if err != nil {
+		return rep.failed(stdio, f.profile, fs.Args(), err)
+	}
 	status, err := rep.run(spec, f.opts, stdio, early)
+	if ws != nil {
+		var ran *int
+		if err == nil {
+			ran = &status
+		}
+		finishWorkspace(stdio.Err, ws, ran, f.opts.Quiet)
+	}
 	if err != nil {
 		return fail(stdio.Err, err)
 	}

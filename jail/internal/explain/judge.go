@@ -143,7 +143,7 @@ func connectVerdict(spec *plan.Spec, addr netip.Addr, port uint16, tcp func() bo
 func writableGrants(spec *plan.Spec) (binds, tmpfs []string) {
 	for _, m := range spec.Mounts {
 		switch m.Kind {
-		case plan.MountBind:
+		case plan.MountBind, plan.MountOverlay:
 			if !slices.ContainsFunc(binds, func(b string) bool { return within(m.Target, b) }) {
 				binds = append(binds, m.Target)
 			}

@@ -46,6 +46,7 @@ static const struct option {
     {"hide", VALUE},    {"tmpfs", VALUE},      {"net", VALUE},        {"allow-host", VALUE},
     {"env", VALUE},     {"cwd", VALUE},        {"timeout", VALUE},    {"fallback", VALUE},
     {"report", VALUE},  {"json-status-fd", VALUE}, {"cache", VALUE},
+    {"workspace", VALUE},
     {"q", 0},           {"quiet", 0},          {"v", 0},              {"verbose", 0},
     {"explain", 0},     {"allow-private", 0},  {"allow-weaker", 0},
     {"h", NO_COMMAND},  {"help", NO_COMMAND},  {"version", NO_COMMAND}, {"dry-run", NO_COMMAND},
