@@ -93,6 +93,7 @@ func TestValidation(t *testing.T) {
 		{"unknown syscall far from any", "[syscalls]\nallow = [\"zzzzzzzzzzzzzzzzzz\"]\n", "syscalls.allow", `unknown syscall "zzzzzzzzzzzzzzzzzz"`},
 		{"negative timeout", "[limits]\ntimeout = \"-5s\"\n", "limits.timeout", "not a positive duration"},
 		{"fallback", "[sandbox]\nfallback = \"none\"\n", "sandbox.fallback", "want landlock"},
+		{"workspace", "[filesystem]\nworkspace = \"cow\"\n", "filesystem.workspace", "want bind or overlay"},
 		{"env", "[process]\nenv = [\"BAD NAME=1\"]\n", "process.env", "not NAME"},
 		{"env glob", "[process]\nenv = [\"LC_[\"]\n", "process.env", "not NAME"},
 		{"env space", "[process]\nenv = [\"BAD NAME\"]\n", "process.env", "not NAME"},

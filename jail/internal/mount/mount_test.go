@@ -118,14 +118,15 @@ func runMountScenario(t *testing.T, sc mountScenario) mountRun {
 
 // nsAttr starts a process in new namespaces with the caller's uid and gid mapped to themselves.
 // CAP_SYS_ADMIN is made ambient, as the launcher does, or an ordinary user's process would lose
-// it at execve.
+// it at execve; so are CAP_DAC_OVERRIDE and CAP_FOWNER, which init's setup holds too and
+// overlayfs needs at mount time (its work directory is mode 0).
 func nsAttr(flags uintptr) *syscall.SysProcAttr {
 	uid, gid := os.Getuid(), os.Getgid()
 	return &syscall.SysProcAttr{
 		Cloneflags:  flags,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE, unix.CAP_FOWNER},
 		Pdeathsig:   syscall.SIGKILL,
 	}
 }
@@ -186,8 +187,10 @@ func mountStage2() int {
 	for _, name := range sc.Checks {
 		res := "unknown check"
 		check, ok := mountChecks[name]
-		if !ok {
-			check, ok = slashChecks[name]
+		for _, set := range []map[string]func(string) error{slashChecks, overlayChecks} {
+			if !ok {
+				check, ok = set[name]
+			}
 		}
 		if ok {
 			res = ""
