@@ -119,8 +119,8 @@ func (cs *ChangeSet) sort(changes []Change, opt ApplyOptions) (*Applied, []Chang
 // records instead (refused as files, imported as commits).
 func (cs *ChangeSet) refusals(c Change, git *gitView) ([]Refusal, bool) {
 	var out []Refusal
-	refuse := func(p string, class Class, reason string) {
-		out = append(out, Refusal{Path: p, Class: class, Reason: reason})
+	refuse := func(p string, class Class, reason, group string) {
+		out = append(out, Refusal{Path: p, Class: class, Reason: reason, Group: group})
 	}
 	for _, p := range []string{c.From, c.Path} {
 		if p == "" {
@@ -132,29 +132,29 @@ func (cs *ChangeSet) refusals(c Change, git *gitView) ([]Refusal, bool) {
 			case treeRepo && gitRecord(rel):
 				return nil, true
 			case treeRepo:
-				refuse(p, ClassGit, "in the git directory "+quote(dir)+", whose files git executes or obeys")
+				refuse(p, ClassGit, "in the git directory "+quote(dir)+", whose files git executes or obeys", dir)
 			default:
-				refuse(p, ClassGit, "in "+quote(dir)+", a git directory the command made (git obeys its config and hooks)")
+				refuse(p, ClassGit, "in "+quote(dir)+", a git directory the command made (git obeys its config and hooks)", dir)
 			}
 		}
 		for _, prot := range cs.Manifest.Protected {
 			if beneath(p, prot) {
-				refuse(p, ClassProtected, "protected by the profile ("+quote(prot)+")")
+				refuse(p, ClassProtected, "protected by the profile ("+quote(prot)+")", prot)
 				break
 			}
 		}
 		if why := autorun(p); why != "" {
-			refuse(p, ClassAutorun, why)
+			refuse(p, ClassAutorun, why, "")
 		}
 	}
 	if e := c.New; e != nil {
 		if e.Mode.Type() == os.ModeSymlink {
 			if why := symlinkEscapes(c.Path, e.Link, cs.Manifest.Tree, cs.isLink); why != "" {
-				refuse(c.Path, ClassLink, why)
+				refuse(c.Path, ClassLink, why, "")
 			}
 		}
 		if why := specialReason(e); why != "" {
-			refuse(c.Path, ClassSpecial, why)
+			refuse(c.Path, ClassSpecial, why, "")
 		}
 	}
 	return out, false

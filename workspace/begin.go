@@ -93,6 +93,10 @@ func (r *Run) create(spec *plan.Spec, m plan.Mount, treeMode os.FileMode) error 
 func (r *Run) Finish(status *int) (int, error) {
 	cs := r.ChangeSet
 	defer r.release()
+	// overlayfs's scratch directory, which it leaves mode 0: nothing in it outlives the mount,
+	// and left there it would stop an ordinary rm -r of the store.
+	_, work := Layout(cs.Dir)
+	removeTree(filepath.Join(work, "work"))
 	now := time.Now().UTC()
 	cs.Manifest.Ended, cs.Manifest.Status = &now, status
 	if err := cs.writeManifest(); err != nil {

@@ -56,10 +56,41 @@ type Refusal struct {
 	Path   string
 	Class  Class
 	Reason string
+	// Group is the directory the reason is about (a git directory, a protected path), when
+	// there is one: the refusals of one group are told in one line.
+	Group string
 }
 
 func (r Refusal) String() string {
 	return fmt.Sprintf("refused %s: %s (%s takes it)", quote(r.Path), r.Reason, r.Class.Flag())
+}
+
+// RefusalLines tells refusals one line each, except that those of one group and reason (the
+// many files of a repository the command made, say) share a line naming the group.
+func RefusalLines(refusals []Refusal) []string {
+	type key struct {
+		group, reason string
+		class         Class
+	}
+	count := map[key]int{}
+	for _, r := range refusals {
+		if r.Group != "" {
+			count[key{r.Group, r.Reason, r.Class}]++
+		}
+	}
+	var lines []string
+	told := map[key]bool{}
+	for _, r := range refusals {
+		k := key{r.Group, r.Reason, r.Class}
+		switch {
+		case count[k] < 2:
+			lines = append(lines, r.String())
+		case !told[k]:
+			told[k] = true
+			lines = append(lines, fmt.Sprintf("refused %s/ (%d paths): %s (%s takes them)", quote(r.Group), count[k], r.Reason, r.Class.Flag()))
+		}
+	}
+	return lines
 }
 
 // autorunDirs are directories whose content a host tool runs or loads on its own: hook

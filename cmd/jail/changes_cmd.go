@@ -228,8 +228,8 @@ func runApply(args []string, stdio jail.Stdio) int {
 // printApplied reports what apply wrote on stdout, git-status style, and what it refused,
 // left out or imported on stderr.
 func printApplied(stdio jail.Stdio, cs *workspace.ChangeSet, res *workspace.Applied) {
-	for _, r := range res.Refused {
-		fmt.Fprintf(stdio.Err, "jail: apply %s: %s\n", cs.ID, r)
+	for _, line := range workspace.RefusalLines(res.Refused) {
+		fmt.Fprintf(stdio.Err, "jail: apply %s: %s\n", cs.ID, line)
 	}
 	for _, c := range res.Conflicts {
 		fmt.Fprintf(stdio.Err, "jail: apply %s: %s\n", cs.ID, c)
