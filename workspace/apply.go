@@ -28,8 +28,12 @@ type Applied struct {
 	Refused   []Refusal // nothing is written while any is left
 	Conflicts []Conflict
 	Imported  []Ref // commits made inside, as refs/jail/ID/… in the tree's repository
-	// Removed says the change set held nothing more once applied, and is gone: a one-shot
-	// run's change set lives until it is applied or discarded.
+	// NotImported says which refs made inside could not be imported, and why; the change set
+	// keeps them.
+	NotImported []string
+	// Removed says the change set held nothing more once applied (but a repository's records,
+	// whose commits are imported), and is gone: a one-shot run's change set lives until it is
+	// applied or discarded.
 	Removed bool
 }
 
@@ -55,8 +59,10 @@ func (cs *ChangeSet) Apply(opt ApplyOptions) (*Applied, error) {
 	if len(res.Refused) > 0 || len(res.Conflicts) > 0 {
 		return res, nil
 	}
-	if res.Imported, err = cs.importCommits(); err != nil {
-		return res, err
+	if opt.Allow&ClassGit == 0 {
+		if res.Imported, res.NotImported, err = cs.importCommits(changes); err != nil {
+			return res, err
+		}
 	}
 	t, err := openTree(cs.Manifest.Tree, cs.Upper())
 	if err != nil {
@@ -75,8 +81,9 @@ func (cs *ChangeSet) Apply(opt ApplyOptions) (*Applied, error) {
 	if merr := cs.writeManifest(); err == nil && merr != nil {
 		err = fmt.Errorf("record what was applied: %w", merr)
 	}
-	if err == nil && cs.Manifest.Sandbox == "" {
-		if left, cerr := cs.Changes(); cerr == nil && len(left) == 0 {
+	if err == nil && cs.Manifest.Sandbox == "" && len(res.NotImported) == 0 {
+		left, cerr := cs.Changes()
+		if cerr == nil && !slices.ContainsFunc(left, func(c Change) bool { return !c.Record }) {
 			res.Removed = removeTree(cs.Dir) == nil
 		}
 	}
@@ -122,15 +129,15 @@ func (cs *ChangeSet) refusals(c Change, git *gitView) ([]Refusal, bool) {
 	refuse := func(p string, class Class, reason, group string) {
 		out = append(out, Refusal{Path: p, Class: class, Reason: reason, Group: group})
 	}
+	if c.Record {
+		return nil, true
+	}
 	for _, p := range []string{c.From, c.Path} {
 		if p == "" {
 			continue
 		}
 		if dir, treeRepo := git.dirOf(p); dir != "" {
-			rel, _ := relTo(dir, p)
 			switch {
-			case treeRepo && gitRecord(rel):
-				return nil, true
 			case treeRepo:
 				refuse(p, ClassGit, "in the git directory "+quote(dir)+", whose files git executes or obeys", dir)
 			default:

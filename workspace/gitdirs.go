@@ -69,7 +69,8 @@ func (g *gitView) treeRepository(dir string) bool {
 func gitRecord(rel string) bool {
 	rel = strings.TrimSuffix(rel, ".lock")
 	switch rel {
-	case "index", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "COMMIT_EDITMSG", "packed-refs", "objects", "refs", "logs":
+	case "index", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "COMMIT_EDITMSG", "packed-refs", "objects", "refs", "logs",
+		"info/refs": // what git gc writes for dumb transports
 		return true
 	}
 	for _, dir := range []string{"objects/", "refs/", "logs/"} {

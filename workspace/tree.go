@@ -24,7 +24,7 @@ const beneathFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESO
 // treeWriter writes changes into the tree through descriptors.
 type treeWriter struct {
 	root  int    // the tree's root, O_PATH
-	upper string // the change set's upper layer, whose directories' modes new ones take
+	upper string // the change set's upper layer, whose directories' modes new ones take ("": 0755)
 	// modes are the directories' modes to set once everything is written: a directory is made
 	// (or kept) open to its owner until then, since its final mode may forbid the writes in it.
 	modes map[string]fs.FileMode
@@ -225,7 +225,7 @@ func (t *treeWriter) openDir(rel string, create bool) (int, error) {
 	}
 	defer unix.Close(parent)
 	mode := fs.FileMode(0o755)
-	if info, err := os.Lstat(hostPath(t.upper, rel)); err == nil && info.IsDir() {
+	if info, err := os.Lstat(hostPath(t.upper, rel)); t.upper != "" && err == nil && info.IsDir() {
 		mode = info.Mode()
 	}
 	if err := t.makeDir(parent, rel, mode); err != nil {

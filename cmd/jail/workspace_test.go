@@ -456,3 +456,47 @@ func TestWorkspaceDryRunShowsTheOverlay(t *testing.T) {
 		t.Errorf("a dry run made a change set: %v", ents)
 	}
 }
+
+// TestWorkspaceCommitsImported: commits made inside the overlay reach the tree's repository as
+// refs/jail/ID/… through apply (objects and refs only: git fsck finds the repository whole), the
+// work-tree changes are written, and the user's branch does not move.
+func TestWorkspaceCommitsImported(t *testing.T) {
+	o := newOverlayRun(t)
+	tree := committed(t)
+	head := strings.TrimSpace(gitOut(t, tree, "rev-parse", "HEAD"))
+	id := o.run(tree, `set -e; echo more >> main.py; git add main.py
+		git -c user.name=agent -c user.email=a@a commit -q -m "agent work"
+		git checkout -q -b feature; echo f > f.txt; git add f.txt; git -c user.name=agent -c user.email=a@a commit -q -m feature`)
+	if id == "" {
+		t.Fatal("no change set")
+	}
+	_, errOut, code := o.jail(tree, "apply", id)
+	if code != 0 {
+		t.Fatalf("jail apply: exit %d: %s", code, errOut)
+	}
+	branch := strings.TrimSpace(gitOut(t, tree, "symbolic-ref", "--short", "HEAD"))
+	for ref, subject := range map[string]string{"refs/jail/" + id + "/heads/" + branch: "agent work", "refs/jail/" + id + "/heads/feature": "feature"} {
+		if got := strings.TrimSpace(gitOut(t, tree, "log", "-1", "--format=%s", ref)); got != subject {
+			t.Errorf("%s: %q, want %q (stderr %s)", ref, got, subject, errOut)
+		}
+	}
+	gitOut(t, tree, "fsck", "--strict", "--no-dangling")
+	if got := strings.TrimSpace(gitOut(t, tree, "rev-parse", "HEAD")); got != head {
+		t.Errorf("HEAD moved to %s", got)
+	}
+	if readFile(t, filepath.Join(tree, "f.txt")) != "f\n" {
+		t.Error("the work tree's changes were not written")
+	}
+}
+
+// gitOut runs git in dir and returns its output.
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v: %s", args, err, out)
+	}
+	return string(out)
+}
