@@ -369,7 +369,7 @@ func (t *treeWriter) writeBytes(rel string, data []byte, mode uint32, replace bo
 		return err
 	}
 	defer unix.Close(parent)
-	tmp := ".jail-apply-" + randomHex()
+	tmp := ".jail-apply-" + randomHex(8)
 	fd, err := unix.Openat(parent, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
 		return err

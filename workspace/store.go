@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // The store holds one directory per change set, named by its ID:
@@ -43,8 +44,18 @@ func Layout(dir string) (upper, work string) {
 
 // NewID returns a fresh change-set ID: 8 random hex digits, short enough to type.
 func NewID() string {
-	b := make([]byte, 4)
-	rand.Read(b) // never fails (crypto/rand)
+	return randomHex(4)
+}
+
+// randomHex is n bytes from getrandom(2), in hex (not crypto/rand, whose package set-up every
+// run of jail would pay for).
+func randomHex(n int) string {
+	b := make([]byte, n)
+	for {
+		if _, err := unix.Getrandom(b, 0); !errors.Is(err, unix.EINTR) {
+			break // getrandom without GRND_NONBLOCK fails only with EINTR, once the pool is up
+		}
+	}
 	return hex.EncodeToString(b)
 }
 

@@ -1,8 +1,6 @@
 package workspace
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -135,7 +133,7 @@ func (t *treeWriter) do(o op) error {
 	if e.Mode.IsDir() {
 		return t.makeDir(parent, o.path, e.Mode)
 	}
-	tmp := ".jail-apply-" + randomHex()
+	tmp := ".jail-apply-" + randomHex(8)
 	if err := t.create(parent, tmp, e); err != nil {
 		unix.Unlinkat(parent, tmp, 0)
 		return err
@@ -255,11 +253,4 @@ func unixMode(m fs.FileMode) uint32 {
 		v |= unix.S_ISVTX
 	}
 	return v
-}
-
-// randomHex is a fresh name part.
-func randomHex() string {
-	b := make([]byte, 8)
-	rand.Read(b)
-	return hex.EncodeToString(b)
 }
