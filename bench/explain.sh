@@ -30,17 +30,8 @@ workloads=(
 	"git add|rm -rf w && mkdir w && tar xf src.tar -C w && cd w && git init -q && git add -A"
 )
 
-measure() { # workload name, command
-	local name=$1 q
-	q=$(printf '%q' "$2")
-	ROUNDS=${ROUNDS:-8} rounds "$work" plain "$jail -- sh -c $q" explain "$jail --explain -- sh -c $q"
-	jq -rs -L "$bench" --arg n "$name" 'include "pool"; pool |
-		[$n, (.plain | median | ms), (.explain | median | ms),
-		 ((.explain | median) / (.plain | median) | x), (.explain.times[0] / .plain.times[0] | x),
-		 (.explain.cpu / .plain.cpu | x)] | @tsv' "$work"/round-*.json
-}
-
 printf 'workload\tplain ms\texplain ms\texplain/plain\t(min)\t(cpu)\n'
 for w in "${workloads[@]}"; do
-	measure "${w%%|*}" "${w#*|}"
+	q=$(printf '%q' "${w#*|}")
+	pair "$work" "${w%%|*}" plain "$jail -- sh -c $q" explain "$jail --explain -- sh -c $q"
 done

@@ -37,6 +37,18 @@ rounds() {
 	done
 }
 
+# pair DIR NAME A_NAME A_COMMAND B_NAME B_COMMAND measures two commands in interleaved rounds
+# (ROUNDS, default 8) and prints one tab-separated line: NAME, A's and B's median ms, B/A at the
+# median, at the minimum, and of the CPU time.
+pair() {
+	local dir=$1 name=$2 a=$3 b=$5
+	ROUNDS=${ROUNDS:-8} rounds "$dir" "$a" "$4" "$b" "$6"
+	jq -rs -L "$(dirname "${BASH_SOURCE[0]}")" --arg n "$name" --arg a "$a" --arg b "$b" 'include "pool"; pool |
+		[$n, (.[$a] | median | ms), (.[$b] | median | ms),
+		 ((.[$b] | median) / (.[$a] | median) | x), (.[$b].times[0] / .[$a].times[0] | x),
+		 (.[$b].cpu / .[$a].cpu | x)] | @tsv' "$dir"/round-*.json
+}
+
 # Kernel trace events left enabled (even with tracing off) cost every system call and context
 # switch here (~0.2 µs a syscall for raw_syscalls), and more of jail's than of bwrap's: say so.
 trace_events=$( (cat /sys/kernel/tracing/set_event 2>/dev/null || true) | paste -sd' ')

@@ -45,18 +45,10 @@ workloads=(
 	"find x5|sh -c 'for i in 1 2 3 4 5; do find . -type f; done'"
 )
 
-measure() { # workload name, command
-	local name=$1 cmd=$2
-	ROUNDS=${ROUNDS:-8} rounds "$work" bind "$jail --workspace bind -- $cmd" overlay "$jail --workspace overlay -- $cmd"
-	jq -rs -L "$bench" --arg n "$name" 'include "pool"; pool |
-		[$n, (.bind | median | ms), (.overlay | median | ms),
-		 ((.overlay | median) / (.bind | median) | x), (.overlay.times[0] / .bind.times[0] | x),
-		 (.overlay.cpu / .bind.cpu | x)] | @tsv' "$work"/round-*.json
-}
-
 printf 'workload\tbind ms\toverlay ms\toverlay/bind\t(min)\t(cpu)\n'
 for w in "${workloads[@]}"; do
-	measure "${w%%|*}" "${w#*|}"
+	cmd=${w#*|}
+	pair "$work" "${w%%|*}" bind "$jail --workspace bind -- $cmd" overlay "$jail --workspace overlay -- $cmd"
 done
 if [ -n "$(ls -A "$XDG_STATE_HOME/jail/changes" 2>/dev/null)" ]; then
 	echo "bench: a run left a change set (it wrote the tree): the figures above include that" >&2

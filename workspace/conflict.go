@@ -1,10 +1,8 @@
 package workspace
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"slices"
 )
@@ -87,16 +85,11 @@ func state(e *Entry) string {
 	case e.Mode.Type() == fs.ModeSymlink:
 		return "link:" + e.Link
 	case e.Mode.IsRegular():
-		f, err := openContent(e)
-		if err != nil {
+		h := contentHash(e)
+		if h == "" {
 			return "unreadable"
 		}
-		defer f.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
-			return "unreadable"
-		}
-		return "file:" + octal(e.Mode) + ":" + hex.EncodeToString(h.Sum(nil))
+		return "file:" + octal(e.Mode) + ":" + hex.EncodeToString([]byte(h))
 	}
 	return "special:" + e.Mode.String()
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/workspace/workspacetest"
 )
 
 // testSet is a change set built by hand: a tree, and an upper layer written as overlayfs would
@@ -117,38 +119,14 @@ func (s *testSet) status() string {
 	return strings.Join(lines, "\n")
 }
 
-// listing describes every entry beneath root, one line each: path, type and mode, content or
-// link target. Two trees are the same when their listings are.
+// listing is the state of the tree at root (workspacetest.State): equal listings, equal trees.
 func listing(t *testing.T, root string) string {
 	t.Helper()
-	var b strings.Builder
-	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if rel == ".git" && info.IsDir() {
-			return filepath.SkipDir
-		}
-		b.WriteString(rel + " " + info.Mode().String())
-		switch {
-		case info.Mode().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			b.WriteString(" " + string(data))
-		case info.Mode()&os.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			b.WriteString(" -> " + target)
-		}
-		b.WriteString("\n")
-		return nil
-	})
+	s, err := workspacetest.State(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.String()
+	return s
 }
 
 // copyTree copies src to dst with cp -a.

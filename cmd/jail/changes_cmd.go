@@ -162,12 +162,17 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// runDiff is `jail diff [ID] [PATH...]`: the change set as a git-style patch.
-func runDiff(args []string, stdio jail.Stdio) int {
-	fs := flag.NewFlagSet("jail diff", flag.ContinueOnError)
+// changesFlags is the flag set of a change-set subcommand.
+func changesFlags(name string, stdio jail.Stdio) *flag.FlagSet {
+	fs := flag.NewFlagSet("jail "+name, flag.ContinueOnError)
 	fs.SetOutput(stdio.Err)
 	fs.Usage = func() { fmt.Fprintln(stdio.Err, changesUsage) }
-	positional, err := parseInterleaved(fs, args)
+	return fs
+}
+
+// runDiff is `jail diff [ID] [PATH...]`: the change set as a git-style patch.
+func runDiff(args []string, stdio jail.Stdio) int {
+	positional, err := parseInterleaved(changesFlags("diff", stdio), args)
 	if err != nil {
 		return exitFailure
 	}
@@ -190,9 +195,7 @@ func runDiff(args []string, stdio jail.Stdio) int {
 
 // runApply is `jail apply [ID] [PATH...]`: write the change set into its tree.
 func runApply(args []string, stdio jail.Stdio) int {
-	fs := flag.NewFlagSet("jail apply", flag.ContinueOnError)
-	fs.SetOutput(stdio.Err)
-	fs.Usage = func() { fmt.Fprintln(stdio.Err, changesUsage) }
+	fs := changesFlags("apply", stdio)
 	var opt workspace.ApplyOptions
 	for _, c := range workspace.Classes() {
 		fs.BoolFunc(strings.TrimPrefix(c.Flag(), "--"), "", func(string) error {

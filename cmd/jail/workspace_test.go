@@ -1,9 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/workspace/workspacetest"
 )
 
 // The overlay workspace, attacked and used from the outside: jail runs with --workspace overlay,
@@ -50,39 +49,14 @@ func (o *overlayRun) run(dir, script string, extra ...string) string {
 	return m[1]
 }
 
-// treeState lists every entry beneath dir, .git included: path, type and mode, content hash,
-// symlink target. Two states are equal when the tree is byte-identical.
+// treeState is the state of the tree at dir (workspacetest.State), .git included.
 func treeState(t *testing.T, dir string) string {
 	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(&b, "%s %s", rel, info.Mode())
-		switch {
-		case info.Mode().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(&b, " %x", sha256.Sum256(data))
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			b.WriteString(" -> " + target)
-		}
-		b.WriteString("\n")
-		return nil
-	})
+	s, err := workspacetest.State(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.String()
+	return s
 }
 
 // committed makes a repository with one commit in a fresh directory.

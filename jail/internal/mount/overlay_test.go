@@ -16,6 +16,20 @@ import (
 // profiles plans `--workspace overlay`.
 func overlayLayers(f string) (upper, work string) { return f + "/state/upper", f + "/state/work" }
 
+// overlayFixture is newFixture with the overlay's layers made.
+func overlayFixture(t *testing.T) (f, upper, work string) {
+	t.Helper()
+	f = newFixture(t)
+	upper, work = overlayLayers(f)
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { os.Chmod(work+"/work", 0o700) }) // overlayfs makes it mode 0
+	return f, upper, work
+}
+
 // overlayChecks run inside the overlay scenario.
 var overlayChecks = map[string]func(fixture string) error{
 	"the workspace is writable": func(f string) error {
@@ -47,15 +61,8 @@ var overlayChecks = map[string]func(fixture string) error{
 }
 
 func TestSetupRootOverlay(t *testing.T) {
-	f := newFixture(t)
+	f, upper, work := overlayFixture(t)
 	rw := f + "/rw"
-	upper, work := overlayLayers(f)
-	for _, d := range []string{upper, work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { os.Chmod(work+"/work", 0o700) }) // overlayfs makes it mode 0
 	sc := mountScenario{Fixture: f, Spec: plan.Spec{Mounts: []plan.Mount{
 		{Kind: plan.MountOverlay, Source: rw, Target: rw, IsDir: true, Upper: upper, Work: work},
 		{Kind: plan.MountPin, Target: rw + "/.git", IsDir: true},
@@ -92,14 +99,8 @@ func TestSetupRootOverlay(t *testing.T) {
 // filesystem than its upper layer (stage 1 mounts a tmpfs there), which overlayfs refuses: setup
 // fails, naming the op, the errno and what the overlay needs, and writes nothing.
 func TestSetupRootOverlayFailsClosed(t *testing.T) {
-	f := newFixture(t)
+	f, upper, work := overlayFixture(t)
 	rw := f + "/rw"
-	upper, work := overlayLayers(f)
-	for _, d := range []string{upper, work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	op := plan.Mount{Kind: plan.MountOverlay, Source: rw, Target: rw, IsDir: true, Upper: upper, Work: work}
 	sc := mountScenario{Fixture: f, Submount: work, Spec: plan.Spec{Mounts: []plan.Mount{op}}}
 	got := runMountScenario(t, sc).setupErr
