@@ -99,9 +99,9 @@ func commandLine(argv []string) string {
 }
 
 // changeSetArgs picks the change set named by args' first element, when it names one, and
-// returns it with the rest of args as paths relative to its tree. A first argument that is a
-// path in the current directory is a path; one that looks like an ID and names no change set is
-// an error.
+// returns it with the rest of args as paths relative to its tree. A first argument that names no
+// change set is a path, unless it looks like an ID (hex digits) and is no path here either: then
+// it is a mistyped ID, and an error.
 func changeSetArgs(args []string) (*workspace.ChangeSet, []string, error) {
 	store, err := userStore()
 	if err != nil {
@@ -118,7 +118,7 @@ func changeSetArgs(args []string) (*workspace.ChangeSet, []string, error) {
 		switch {
 		case err == nil:
 			args = args[1:]
-		case !errors.Is(err, workspace.ErrNoChangeSet) || statErr != nil:
+		case !errors.Is(err, workspace.ErrNoChangeSet) || statErr != nil && looksLikeID(args[0]):
 			return nil, nil, err
 		}
 	}
@@ -140,6 +140,11 @@ func changeSetArgs(args []string) (*workspace.ChangeSet, []string, error) {
 		paths = append(paths, rel)
 	}
 	return cs, paths, nil
+}
+
+// looksLikeID reports whether s could be a (prefix of a) change set's ID: hex digits.
+func looksLikeID(s string) bool {
+	return strings.Trim(s, "0123456789abcdef") == ""
 }
 
 // parseInterleaved parses fs's flags wherever they stand among the positional arguments, which

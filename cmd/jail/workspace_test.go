@@ -283,11 +283,12 @@ func TestWorkspaceRoundTrip(t *testing.T) {
 }
 
 // TestWorkspaceConflicts: a file the user edits during or after the run stops apply, naming it;
-// the other changes go in by path; --overwrite takes the sandbox's version.
+// the other changes go in by path (from a subdirectory, and without an ID); --overwrite takes
+// the sandbox's version.
 func TestWorkspaceConflicts(t *testing.T) {
 	o := newOverlayRun(t)
 	tree := committed(t)
-	id := o.run(tree, "echo sandbox >> main.py; echo sandbox >> sub/lib.py")
+	id := o.run(tree, "echo sandbox >> main.py; echo sandbox >> sub/lib.py; mkdir newdir; echo n > newdir/x")
 	writeFile(t, filepath.Join(tree, "main.py"), "the user's edit\n")
 	_, errOut, code := o.jail(tree, "apply", id)
 	if code != exitRefused || !strings.Contains(errOut, "conflict main.py: changed in the tree since the run started") {
@@ -305,6 +306,10 @@ func TestWorkspaceConflicts(t *testing.T) {
 	}
 	if readFile(t, filepath.Join(tree, "sub/lib.py")) != "x = 1\nsandbox\n" || readFile(t, filepath.Join(tree, "main.py")) != "the user's edit\n" {
 		t.Fatal("the partial apply wrote the wrong files")
+	}
+	// Without an ID, a path only the change set has: the newest change set of this tree.
+	if _, errOut, code := o.jail(tree, "apply", "newdir"); code != 0 || readFile(t, filepath.Join(tree, "newdir/x")) != "n\n" {
+		t.Fatalf("jail apply newdir: exit %d: %s", code, errOut)
 	}
 	if _, errOut, code := o.jail(tree, "apply", "--overwrite"); code != 0 {
 		t.Fatalf("jail apply --overwrite (the newest change set): exit %d: %s", code, errOut)
