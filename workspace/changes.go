@@ -89,7 +89,7 @@ func (w *walker) dir(rel string, opaque, treeDir bool) (int, error) {
 	before := len(w.changes)
 	names, err := readNames(hostPath(w.upper, rel), true)
 	if err != nil {
-		return 0, w.cs.damaged("read %s/%s: %s", upperName, rel, errText(err))
+		return 0, w.cs.damaged("read %s: %s", upperPath(rel), errText(err))
 	}
 	for _, name := range names {
 		var tree *Entry
@@ -272,7 +272,7 @@ func (w *walker) upperEntry(rel string) (*Entry, bool, error) {
 	path := hostPath(w.upper, rel)
 	e, err := lstatEntry(path)
 	if err != nil {
-		return nil, false, w.cs.damaged("%s/%s: %s", upperName, rel, errText(err))
+		return nil, false, w.cs.damaged("%s: %s", upperPath(rel), errText(err))
 	}
 	e.upper = true
 	attrs, err := overlayAttrs(path)
@@ -283,24 +283,29 @@ func (w *walker) upperEntry(rel string) (*Entry, bool, error) {
 		})
 	}
 	if err != nil {
-		return nil, false, w.cs.damaged("%s/%s: read its attributes: %s", upperName, rel, err)
+		return nil, false, w.cs.damaged("%s: read its attributes: %s", upperPath(rel), err)
 	}
 	opaque := false
 	for name, value := range attrs {
 		switch name {
 		case "opaque":
 			if value != "y" {
-				return nil, false, w.cs.damaged("%s/%s: opaque mark %q", upperName, rel, value)
+				return nil, false, w.cs.damaged("%s: opaque mark %q", upperPath(rel), value)
 			}
 			opaque = true
 		case "origin":
 			e.Origin = true
 		case "impure", "uuid", "protattr", "nlink":
 		default:
-			return nil, false, w.cs.damaged("%s/%s: overlayfs attribute %q, which jail's overlay never sets", upperName, rel, name)
+			return nil, false, w.cs.damaged("%s: overlayfs attribute %q, which jail's overlay never sets", upperPath(rel), name)
 		}
 	}
 	return e, opaque, nil
+}
+
+// upperPath names rel in the upper layer for a message, quoted: the sandbox chose the name.
+func upperPath(rel string) string {
+	return quote(join(upperName, rel))
 }
 
 // whiteout reports whether e is overlayfs's mark of a deletion: a character device 0/0.

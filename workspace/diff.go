@@ -107,19 +107,14 @@ func (c Change) oldPath() string {
 
 // writePatch writes one file's patch: headers, then hunks or the binary line.
 func writePatch(w *bufio.Writer, oldPath, newPath string, old, new *Entry, rename bool) error {
-	var oldData, newData []byte
-	var err error
-	if old != nil {
-		if oldData, err = gitContent(old); err != nil {
-			return err
-		}
+	oldID, oldData, err := gitBlob(old)
+	if err != nil {
+		return err
 	}
-	if new != nil {
-		if newData, err = gitContent(new); err != nil {
-			return err
-		}
+	newID, newData, err := gitBlob(new)
+	if err != nil {
+		return err
 	}
-	oldID, newID := blobID(old, oldData), blobID(new, newData)
 	modeChange := old != nil && new != nil && gitMode(old) != gitMode(new)
 	if oldID == newID && !rename && !modeChange {
 		return nil // nothing git's format holds changed (a mode in the notes, say)
@@ -152,9 +147,9 @@ func writePatch(w *bufio.Writer, oldPath, newPath string, old, new *Entry, renam
 		b = "/dev/null"
 	}
 	switch {
-	case len(oldData) == 0 && len(newData) == 0:
+	case oldData == nil && newData == nil && (old == nil || old.Size == 0) && (new == nil || new.Size == 0):
 		return nil // an empty file created or deleted: git writes no ---/+++ lines
-	case isBinary(oldData) || isBinary(newData):
+	case isBinary(oldData) || isBinary(newData) || big(old) || big(new):
 		fmt.Fprintf(w, "Binary files %s and %s differ\n", a, b)
 		return nil
 	}
@@ -163,12 +158,49 @@ func writePatch(w *bufio.Writer, oldPath, newPath string, old, new *Entry, renam
 	return nil
 }
 
-// gitContent is what git stores for e: a file's bytes, a symlink's target.
-func gitContent(e *Entry) ([]byte, error) {
-	if e.Mode.Type() == fs.ModeSymlink {
-		return []byte(e.Link), nil
+// bigFile is the size from which a file is diffed as binary, unread: its hunks would be no
+// review, and reading it whole would hold it in memory.
+const bigFile = 64 << 20
+
+// big reports whether e is a file of bigFile bytes or more.
+func big(e *Entry) bool {
+	return e != nil && e.Mode.IsRegular() && e.Size >= bigFile
+}
+
+// gitBlob returns git's object name of what git stores for e (a file's bytes, a symlink's
+// target; all zeros for an absent side), and that content unless e is big.
+func gitBlob(e *Entry) (string, []byte, error) {
+	if e == nil {
+		return strings.Repeat("0", 40), nil, nil
 	}
-	return readContent(e)
+	var data []byte
+	var src io.Reader
+	size := e.Size
+	switch {
+	case e.Mode.Type() == fs.ModeSymlink:
+		data = []byte(e.Link)
+	case big(e):
+		f, err := openContent(e)
+		if err != nil {
+			return "", nil, err
+		}
+		defer f.Close()
+		src = io.LimitReader(f, size)
+	default:
+		var err error
+		if data, err = readContent(e); err != nil {
+			return "", nil, err
+		}
+	}
+	if src == nil {
+		src, size = bytes.NewReader(data), int64(len(data))
+	}
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", size)
+	if _, err := io.Copy(h, src); err != nil {
+		return "", nil, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), data, nil
 }
 
 // inGit reports whether git's format can hold e: a regular file or a symlink.
@@ -185,17 +217,6 @@ func gitMode(e *Entry) uint32 {
 		return 0o100755
 	}
 	return 0o100644
-}
-
-// blobID is git's object name of e's content (all zeros for an absent side).
-func blobID(e *Entry, data []byte) string {
-	if e == nil {
-		return strings.Repeat("0", 40)
-	}
-	h := sha1.New()
-	fmt.Fprintf(h, "blob %d\x00", len(data))
-	h.Write(data)
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // binary is git's test: a NUL byte in the first 8000 bytes.
