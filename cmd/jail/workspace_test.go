@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/jail-sandbox/jail/workspace/workspacetest"
 )
 
@@ -382,22 +380,17 @@ func TestWorkspaceFailsClosed(t *testing.T) {
 func TestWorkspaceInUse(t *testing.T) {
 	o := newOverlayRun(t)
 	tree := committed(t)
-	fifo := filepath.Join(t.TempDir(), "go")
-	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(jailBin, "--workspace", "overlay", "--ro", filepath.Dir(fifo), "--", "sh", "-c", "echo x > new.txt; read line < "+fifo)
+	signal := t.TempDir()
+	goFile := filepath.Join(signal, "go")
+	// The command waits for the test's go-ahead, at most 30 s (a file in a read-only grant).
+	script := "echo x > new.txt; i=0; while [ ! -e " + goFile + " ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done"
+	cmd := exec.Command(jailBin, "--workspace", "overlay", "--ro", signal, "--", "sh", "-c", script)
 	cmd.Dir, cmd.Env = tree, append(os.Environ(), "XDG_STATE_HOME="+o.state)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	release := func() { os.WriteFile(goFile, nil, 0o644) }
 	defer cmd.Wait()
-	release := func() { // without blocking once the reader is gone
-		if fd, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
-			unix.Write(fd, []byte("go\n"))
-			unix.Close(fd)
-		}
-	}
 	defer release()
 	var out string
 	for range 200 { // until the change set is there (bounded: jail starts in milliseconds)
