@@ -82,7 +82,9 @@ type Mount struct {
 	Source string    `json:"source,omitempty"`
 	Target string    `json:"target"`
 	// Create asks the launcher to create a missing Target placeholder on the host (a protected
-	// path that does not exist yet must still be masked, and a mount needs something to sit on).
+	// path that does not exist yet must still be masked, and a mount needs something to sit on);
+	// beneath an overlay, in a layer of the overlay's own above the tree, so that it is written
+	// neither to the tree nor to the change set.
 	// IsDir says which kind of placeholder, and for hides which mask; for binds it says what
 	// Source is, so the launcher knows which kind of mountpoint to make.
 	Create bool `json:"create,omitempty"`

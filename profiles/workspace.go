@@ -33,7 +33,8 @@ func (pl *planner) workspace(cwd string) error {
 // overlay's directories instead (a bind of the host's would uncover the real tree); any other
 // writable grant there would write the real tree, and is an error. The store is hidden from the
 // sandbox wherever a grant would show it, and may not lie in the workspace (its own writes
-// would land in its lower layer).
+// would land in its lower layer). The placeholders the masks beneath it need are made in a layer
+// of the overlay's own (plan.Mount's Create): none is written to the tree or the change set.
 func (pl *planner) overlayWorkspace(cwd, store string) error {
 	const key = "filesystem.workspace"
 	i := -1

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -198,19 +197,12 @@ func selectPaths(changes []Change, paths []string) ([]Change, error) {
 	return out, nil
 }
 
-// lockForApply takes the change set's lock, which the jail running its sandbox holds: a change
-// set is applied once its run is over, by one apply at a time.
+// lockForApply takes the change set's lock (ChangeSet.lock): a change set is applied once its
+// run is over, by one apply at a time.
 func (cs *ChangeSet) lockForApply() (func(), error) {
-	f, err := os.OpenFile(filepath.Join(cs.Dir, lockName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	f, err := cs.lock(unix.LOCK_EX)
 	if err != nil {
-		return nil, fmt.Errorf("lock change set %s: %w", cs.ID, err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("change set %s is in use: its sandbox is still running, or another jail is applying it", cs.ID)
-		}
-		return nil, fmt.Errorf("lock change set %s: %w", cs.ID, err)
+		return nil, err
 	}
 	return func() { f.Close() }, nil
 }

@@ -67,14 +67,11 @@ func (r *Run) create(spec *plan.Spec, m plan.Mount, treeMode os.FileMode) error 
 	if err := os.Mkdir(m.Work, 0o700); err != nil {
 		return err
 	}
-	lock, err := os.OpenFile(filepath.Join(cs.Dir, lockName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	lock, err := cs.lock(unix.LOCK_EX)
 	if err != nil {
 		return err
 	}
 	r.lock = lock
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return fmt.Errorf("lock: %w", err)
-	}
 	var now unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &now); err != nil {
 		return fmt.Errorf("read the clock: %w", err)
@@ -83,7 +80,7 @@ func (r *Run) create(spec *plan.Spec, m plan.Mount, treeMode os.FileMode) error 
 		ID: cs.ID, Tree: m.Source, Command: spec.Argv, Profile: spec.Profile,
 		Started: time.Now().UTC(), Since: now.Nano(),
 	}
-	cs.Manifest.Protected, cs.Manifest.Placeholders = masks(spec, m.Target)
+	cs.Manifest.Protected = protected(spec, m.Target)
 	return cs.writeManifest()
 }
 
@@ -97,20 +94,16 @@ func (r *Run) Finish(status *int) (int, error) {
 	// and left there it would stop an ordinary rm -r of the store.
 	_, work := Layout(cs.Dir)
 	removeTree(filepath.Join(work, "work"))
+	changes, err := cs.Changes()
+	if err == nil && len(changes) == 0 {
+		return 0, removeTree(cs.Dir) // under the run's own lock
+	}
 	now := time.Now().UTC()
 	cs.Manifest.Ended, cs.Manifest.Status = &now, status
-	if err := cs.writeManifest(); err != nil {
-		return 0, fmt.Errorf("finish change set %s: %w", cs.ID, err)
+	if werr := cs.writeManifest(); werr != nil {
+		return 0, fmt.Errorf("finish change set %s: %w", cs.ID, werr)
 	}
-	changes, err := cs.Changes()
-	if err != nil {
-		return 0, err
-	}
-	if len(changes) == 0 {
-		r.release()
-		return 0, cs.remove()
-	}
-	return len(changes), nil
+	return len(changes), err
 }
 
 // release drops the lock.
@@ -131,22 +124,15 @@ func overlayMount(spec *plan.Spec) (plan.Mount, bool) {
 	return plan.Mount{}, false
 }
 
-// masks lists, relative to the workspace at target, the paths the plan protects there and the
-// placeholders it creates there (mountpoints for a mask or a pin; they land in the upper layer).
-func masks(spec *plan.Spec, target string) (protected, placeholders []string) {
+// protected lists, relative to the workspace at target, the paths the plan protects there.
+func protected(spec *plan.Spec, target string) []string {
+	var out []string
 	for _, m := range spec.Mounts {
-		rel, ok := relTo(target, m.Target)
-		if !ok || rel == "" {
-			continue
-		}
-		if m.Kind == plan.MountProtect {
-			protected = append(protected, rel)
-		}
-		if m.Create {
-			placeholders = append(placeholders, rel)
+		if rel, ok := relTo(target, m.Target); ok && rel != "" && m.Kind == plan.MountProtect {
+			out = append(out, rel)
 		}
 	}
-	return protected, placeholders
+	return out
 }
 
 // makeStore creates the store directory (private to the user) and checks that no symlink
@@ -166,13 +152,30 @@ func makeStore(store string) error {
 	return nil
 }
 
+// lock takes the change set's lock, an flock of its directory, without waiting: how (LOCK_EX or
+// LOCK_SH) is the lock's kind. The jail whose sandbox writes the change set holds it for the
+// run; apply and discard hold it while they work.
+func (cs *ChangeSet) lock(how int) (*os.File, error) {
+	f, err := os.OpenFile(cs.Dir, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, fmt.Errorf("lock change set %s: %w", cs.ID, err)
+	}
+	if err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("change set %s is in use: its sandbox is still running, or another jail is applying it", cs.ID)
+		}
+		return nil, fmt.Errorf("lock change set %s: %w", cs.ID, err)
+	}
+	return f, nil
+}
+
 // running reports whether a jail holds the change set's lock (its sandbox is still running).
 func (cs *ChangeSet) running() bool {
-	f, err := os.OpenFile(filepath.Join(cs.Dir, lockName), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	f, err := cs.lock(unix.LOCK_SH)
 	if err != nil {
-		return false
+		return true
 	}
-	defer f.Close()
-	err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
-	return errors.Is(err, unix.EWOULDBLOCK)
+	f.Close()
+	return false
 }

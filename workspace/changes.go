@@ -45,10 +45,7 @@ type Entry struct {
 
 // Changes reads the change set against its tree as the tree is now, sorted by path.
 func (cs *ChangeSet) Changes() ([]Change, error) {
-	w := &walker{cs: cs, upper: cs.Upper(), tree: cs.Manifest.Tree, placeholders: map[string]bool{}}
-	for _, p := range cs.Manifest.Placeholders {
-		w.placeholders[p] = true
-	}
+	w := &walker{cs: cs, upper: cs.Upper(), tree: cs.Manifest.Tree}
 	root, err := os.Lstat(w.tree)
 	if err != nil {
 		return nil, cs.damaged("its tree %s: %s", w.tree, errText(err))
@@ -75,10 +72,9 @@ func (cs *ChangeSet) Changes() ([]Change, error) {
 
 // walker walks a change set's upper layer beside the tree.
 type walker struct {
-	cs           *ChangeSet
-	upper, tree  string
-	placeholders map[string]bool
-	changes      []Change
+	cs          *ChangeSet
+	upper, tree string
+	changes     []Change
 }
 
 // dir compares the upper directory rel with the tree's. opaque says the upper one replaces the
@@ -137,8 +133,6 @@ func (w *walker) entry(rel string, tree *Entry) error {
 			return w.deleteTree(rel, tree)
 		}
 		return nil
-	case w.placeholder(rel, up):
-		return nil
 	case up.Mode.IsDir():
 		if tree != nil && tree.Mode.IsDir() {
 			if modeBits(tree.Mode) != modeBits(up.Mode) {
@@ -153,7 +147,7 @@ func (w *walker) entry(rel string, tree *Entry) error {
 			}
 		}
 		n, err := w.dir(rel, true, false)
-		if err == nil && n == 0 && !w.placeholders[rel] && !w.holdsPlaceholder(rel) {
+		if err == nil && n == 0 {
 			w.add(Change{Path: rel, New: up}) // a directory created empty
 		}
 		return err
@@ -229,30 +223,6 @@ func deletion(c Change) int {
 		return 1
 	}
 	return 0
-}
-
-// placeholder reports whether up is a placeholder jail created at rel, still as created: an
-// empty file or directory (masked read-only, the command could not fill it).
-func (w *walker) placeholder(rel string, up *Entry) bool {
-	if !w.placeholders[rel] {
-		return false
-	}
-	if up.Mode.IsDir() {
-		names, err := readNames(up.file, true)
-		return err == nil && len(names) == 0
-	}
-	return up.Mode.IsRegular() && up.Size == 0
-}
-
-// holdsPlaceholder reports whether a placeholder lies beneath the directory rel, which jail
-// then created as a parent of it.
-func (w *walker) holdsPlaceholder(rel string) bool {
-	for p := range w.placeholders {
-		if p != rel && beneath(p, rel) {
-			return true
-		}
-	}
-	return false
 }
 
 // treeEntry returns the tree's entry at rel, or nil when there is none.

@@ -30,10 +30,8 @@ type Manifest struct {
 	Ended  *time.Time `json:"ended,omitempty"`
 	Status *int       `json:"status,omitempty"`
 	// Protected are the paths (relative to Tree) the profile kept read-only inside the
-	// workspace; apply refuses changes there. Placeholders are those jail created in the upper
-	// layer as mountpoints for masks: no change of the command's.
-	Protected    []string `json:"protected,omitempty"`
-	Placeholders []string `json:"placeholders,omitempty"`
+	// workspace; apply refuses changes there.
+	Protected []string `json:"protected,omitempty"`
 	// Applied records, by path, what apply wrote into the tree (see state): the base of the
 	// next three-way check there, in place of Since.
 	Applied map[string]string `json:"applied,omitempty"`
@@ -84,11 +82,9 @@ func (cs *ChangeSet) check() error {
 	case !filepath.IsAbs(m.Tree) || filepath.Clean(m.Tree) != m.Tree:
 		return cs.damaged("tree %q is not an absolute, clean path", m.Tree)
 	}
-	for _, list := range [][]string{m.Protected, m.Placeholders} {
-		for _, p := range list {
-			if !validRel(p) {
-				return cs.damaged("path %q is not inside the tree", p)
-			}
+	for _, p := range m.Protected {
+		if !validRel(p) {
+			return cs.damaged("protected path %q is not inside the tree", p)
 		}
 	}
 	for p := range m.Applied {

@@ -14,14 +14,12 @@ import (
 
 // The store holds one directory per change set, named by its ID:
 //
-//	$XDG_STATE_HOME/jail/changes/ID/
+//	$XDG_STATE_HOME/jail/changes/ID/     flock'ed by the jail whose sandbox writes it, for the run
 //	    changeset.json   the manifest: tree, command, start, end, what apply wrote
-//	    lock             flock'ed by the jail that runs the sandbox, for as long as it runs
 //	    upper/           overlayfs's upper layer: the command's writes, whiteouts for deletions
 //	    work/            overlayfs's work directory (empty between runs)
 const (
 	manifestName = "changeset.json"
-	lockName     = "lock"
 	upperName    = "upper"
 	workName     = "work"
 )

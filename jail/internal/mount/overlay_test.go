@@ -3,6 +3,7 @@ package mount
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -26,7 +27,7 @@ func overlayFixture(t *testing.T) (f, upper, work string) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { os.Chmod(work+"/work", 0o700) }) // overlayfs makes it mode 0
+	t.Cleanup(func() { exec.Command("chmod", "-R", "u+rwx", work).Run() }) // overlayfs makes work/work mode 0
 	return f, upper, work
 }
 
@@ -82,11 +83,14 @@ func TestSetupRootOverlay(t *testing.T) {
 			}
 		}
 	})
-	t.Run("the writes are in the upper layer", func(t *testing.T) {
-		for p, want := range map[string]string{upper + "/written": "from inside", upper + "/token": "changed", upper + "/.envrc": ""} {
+	t.Run("the writes are in the upper layer, the placeholder is not", func(t *testing.T) {
+		for p, want := range map[string]string{upper + "/written": "from inside", upper + "/token": "changed"} {
 			if err := wantContent(p, want); err != nil {
 				t.Error(err)
 			}
+		}
+		if _, err := os.Lstat(upper + "/.envrc"); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf(".envrc's placeholder is in the upper layer: %v", err)
 		}
 		var st unix.Stat_t
 		if err := unix.Lstat(upper+"/secret/key", &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || st.Rdev != 0 {
