@@ -38,6 +38,9 @@ func userStore() (workspace.Store, error) {
 
 // runChanges is `jail changes`.
 func runChanges(args []string, stdio jail.Stdio) int {
+	if helpAsked(args, stdio) {
+		return 0
+	}
 	if len(args) > 0 {
 		fmt.Fprintf(stdio.Err, "jail: changes: unexpected argument %q; %s\n", args[0], changesUsage)
 		return exitFailure
@@ -167,6 +170,24 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// helpAsked prints the usage when args ask for it (-h, --help, alone).
+func helpAsked(args []string, stdio jail.Stdio) bool {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		fmt.Fprintln(stdio.Out, changesUsage)
+		return true
+	}
+	return false
+}
+
+// flagStatus is the exit status after a flag set's error, which it has printed with the usage:
+// 0 for -h, jail's own failure otherwise.
+func flagStatus(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return exitFailure
+}
+
 // changesFlags is the flag set of a change-set subcommand.
 func changesFlags(name string, stdio jail.Stdio) *flag.FlagSet {
 	fs := flag.NewFlagSet("jail "+name, flag.ContinueOnError)
@@ -179,7 +200,7 @@ func changesFlags(name string, stdio jail.Stdio) *flag.FlagSet {
 func runDiff(args []string, stdio jail.Stdio) int {
 	positional, err := parseInterleaved(changesFlags("diff", stdio), args)
 	if err != nil {
-		return exitFailure
+		return flagStatus(err)
 	}
 	cs, paths, err := changeSetArgs(positional)
 	if err != nil {
@@ -211,7 +232,7 @@ func runApply(args []string, stdio jail.Stdio) int {
 	fs.BoolVar(&opt.Overwrite, "overwrite", false, "")
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
-		return exitFailure
+		return flagStatus(err)
 	}
 	cs, paths, err := changeSetArgs(positional)
 	if err != nil {
@@ -261,6 +282,9 @@ func printApplied(stdio jail.Stdio, cs *workspace.ChangeSet, res *workspace.Appl
 
 // runDiscard is `jail discard [ID]`.
 func runDiscard(args []string, stdio jail.Stdio) int {
+	if helpAsked(args, stdio) {
+		return 0
+	}
 	if len(args) > 1 {
 		fmt.Fprintf(stdio.Err, "jail: discard: too many arguments; %s\n", changesUsage)
 		return exitFailure

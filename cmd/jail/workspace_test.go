@@ -472,3 +472,13 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 	}
 	return string(out)
 }
+
+// TestChangesHelp: each change-set subcommand answers -h with its usage and status 0.
+func TestChangesHelp(t *testing.T) {
+	for _, verb := range []string{"changes", "diff", "apply", "discard"} {
+		out, errOut, code := runJail(t, verb, "-h")
+		if code != 0 || !strings.Contains(out+errOut, "jail apply [ID] [PATH...]") {
+			t.Errorf("jail %s -h: exit %d: %s%s", verb, code, out, errOut)
+		}
+	}
+}
