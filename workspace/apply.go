@@ -80,7 +80,7 @@ func (cs *ChangeSet) Apply(opt ApplyOptions) (*Applied, error) {
 	if merr := cs.writeManifest(); err == nil && merr != nil {
 		err = fmt.Errorf("record what was applied: %w", merr)
 	}
-	if err == nil && cs.Manifest.Sandbox == "" && len(res.NotImported) == 0 {
+	if err == nil && len(res.NotImported) == 0 {
 		left, cerr := cs.Changes()
 		if cerr == nil && !slices.ContainsFunc(left, func(c Change) bool { return !c.Record }) {
 			res.Removed = removeTree(cs.Dir) == nil

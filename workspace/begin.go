@@ -21,7 +21,7 @@ type Run struct {
 // Begin creates the change set that spec's overlay workspace writes to, and holds its lock for
 // the run; it returns nil when spec has no overlay. It runs on the host before the sandbox
 // starts: the layers must exist for init to mount them, and the start time must come first.
-func Begin(spec *plan.Spec, sandbox string) (*Run, error) {
+func Begin(spec *plan.Spec) (*Run, error) {
 	m, ok := overlayMount(spec)
 	if !ok {
 		return nil, nil

@@ -17,8 +17,6 @@ type Manifest struct {
 	Tree    string   `json:"tree"`
 	Command []string `json:"command,omitempty"`
 	Profile string   `json:"profile,omitempty"`
-	// Sandbox names the persistent sandbox whose workspace this is; "" for a one-shot run.
-	Sandbox string `json:"sandbox,omitempty"`
 	// Started is when the change set was made, before the sandbox started. Since is the
 	// kernel's coarse wall clock then, in nanoseconds: a tree file whose ctime is not before
 	// Since has changed since the run started (the kernel stamps ctime from that clock, or a

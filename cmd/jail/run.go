@@ -118,7 +118,7 @@ func runCommand(args []string, stdio jail.Stdio) int {
 	if f.dryRun {
 		return printJSON(stdio, spec)
 	}
-	ws, err := workspace.Begin(spec, "")
+	ws, err := workspace.Begin(spec)
 	if err != nil {
 		return rep.failed(stdio, f.profile, fs.Args(), err)
 	}
