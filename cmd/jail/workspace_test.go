@@ -482,3 +482,33 @@ func TestChangesHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkspaceThroughSymlinkedCwd: a run started through a symlink to the repository (issue
+// 15's first escape, in bind mode) keeps the real tree byte-identical, and apply refuses the hook.
+func TestWorkspaceThroughSymlinkedCwd(t *testing.T) {
+	o := newOverlayRun(t)
+	repo := committed(t)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(repo, link); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "P")
+	before := treeState(t, repo)
+	script := `printf '#!/bin/sh\ntouch ` + marker + `\n' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout; echo x > new.txt`
+	_, errOut, code := runJailWith(t, runOpts{dir: link, env: []string{"PWD=" + link, "XDG_STATE_HOME=" + o.state}},
+		"-p", bareProfile(t), "--", "sh", "-c", script)
+	if code == exitFailure {
+		t.Fatalf("jail failed: %s", errOut)
+	}
+	if treeState(t, repo) != before {
+		t.Fatal("the real tree changed")
+	}
+	hostGit(repo, "checkout", "-q", "HEAD")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the host's git ran the planted hook")
+	}
+	_, errOut, code = runJailWith(t, runOpts{dir: link, env: []string{"PWD=" + link, "XDG_STATE_HOME=" + o.state}}, "apply")
+	if code != exitRefused || !strings.Contains(errOut, "refused .git/hooks/post-checkout") {
+		t.Errorf("jail apply: exit %d: %s", code, errOut)
+	}
+}
