@@ -47,8 +47,8 @@ var ipcSyscalls = []string{
 // (hides, tmpfs) are carved out of it: the grant moves to their siblings. The Spec's List is not
 // used: in a new root it lists only grants, on the host it would list every directory.
 func planFallback(spec *plan.Spec, abi int) (*fallbackPlan, error) {
-	if i := slices.IndexFunc(spec.Mounts, func(m plan.Mount) bool { return m.Kind == plan.MountOverlay }); i >= 0 {
-		return nil, fmt.Errorf("the overlay workspace %s needs a mount namespace: without one the command would write the tree itself, and jail does not fall back to that", spec.Mounts[i].Target)
+	if m, ok := spec.WorkspaceOverlay(); ok {
+		return nil, fmt.Errorf("the overlay workspace %s needs a mount namespace: without one the command would write the tree itself, and jail does not fall back to that", m.Target)
 	}
 	p := &fallbackPlan{Landlock: landlock.Config{Mode: spec.Landlock.Mode, Scope: true}}
 	m := p.readMounts(spec)

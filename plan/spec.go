@@ -96,6 +96,18 @@ type Mount struct {
 	Work  string `json:"work,omitempty"`
 }
 
+// WorkspaceOverlay returns the overlay workspace's mount, the overlay at the working directory
+// (git commit mode's is the git directory's), if the plan has one.
+func (s *Spec) WorkspaceOverlay() (Mount, bool) {
+	for _, m := range s.Mounts {
+		commitMode := s.Git != nil && s.Git.Import != nil && m.Target == s.Git.CommonDir
+		if m.Kind == MountOverlay && m.Target == s.Cwd && !commitMode {
+			return m, true
+		}
+	}
+	return Mount{}, false
+}
+
 // Namespaces says which namespaces the sandbox gets. The profile cannot switch off user, mount
 // or pid; the fields exist so the plan shows exactly what was asked of the kernel.
 type Namespaces struct {

@@ -22,7 +22,7 @@ type Run struct {
 // the run; it returns nil when spec has no overlay. It runs on the host before the sandbox
 // starts: the layers must exist for init to mount them, and the start time must come first.
 func Begin(spec *plan.Spec) (*Run, error) {
-	m, ok := overlayMount(spec)
+	m, ok := spec.WorkspaceOverlay()
 	if !ok {
 		return nil, nil
 	}
@@ -112,16 +112,6 @@ func (r *Run) release() {
 		r.lock.Close()
 		r.lock = nil
 	}
-}
-
-// overlayMount returns spec's overlay workspace mount.
-func overlayMount(spec *plan.Spec) (plan.Mount, bool) {
-	for _, m := range spec.Mounts {
-		if m.Kind == plan.MountOverlay {
-			return m, true
-		}
-	}
-	return plan.Mount{}, false
 }
 
 // protected lists, relative to the workspace at target, the paths the plan protects there.
