@@ -283,7 +283,7 @@ func checkSandbox(t *trial, engine container.Engine) Check {
 // trial's plan with an overlay of empty host directories added. A refusal is a WARN: the default
 // run does not need it.
 func checkOverlay(spec *plan.Spec, t *trial) Check {
-	c := Check{Name: "overlay", Status: StatusOK, Detail: "an overlay mounts in the sandbox: git commit mode (-p agent-commit) works"}
+	c := Check{Name: "overlay", Status: StatusOK, Detail: "an overlay mounts in the sandbox: --workspace overlay and git commit mode (-p agent-commit) work"}
 	if t.err != nil {
 		c.Status, c.Detail = StatusWarn, "not probed: the sandbox itself fails"
 		return c
@@ -304,10 +304,10 @@ func checkOverlay(spec *plan.Spec, t *trial) Check {
 		bare := *e
 		bare.Hint = "" // the fix
 		c.Status = StatusWarn
-		c.Detail = "git commit mode (-p agent-commit) fails here; the other profiles do not need it: " + bare.Error()
+		c.Detail = "--workspace overlay and git commit mode (-p agent-commit) fail here; nothing else needs an overlay: " + bare.Error()
 		c.Fix = e.Hint
 		if c.Fix == "" {
-			c.Fix = "git commit mode needs overlayfs in a user namespace (Linux 6.13 or later)"
+			c.Fix = "an overlay needs overlayfs in a user namespace (Linux 5.11 or later)"
 		}
 	}
 	return c
