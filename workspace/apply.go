@@ -23,16 +23,10 @@ type ApplyOptions struct {
 // Applied is what Apply did, or (when Refused or Conflicts is not empty) would not do.
 type Applied struct {
 	Written   []Change  // written into the tree
-	Records   []string  // a repository's own records (index, logs, objects, refs): never written
 	Refused   []Refusal // nothing is written while any is left
 	Conflicts []Conflict
-	Imported  []Ref // commits made inside, as refs/jail/ID/… in the tree's repository
-	// NotImported says which refs made inside could not be imported, and why; the change set
-	// keeps them.
-	NotImported []string
-	// Removed says the change set held nothing more once applied (but a repository's records,
-	// whose commits are imported), and is gone: a one-shot run's change set lives until it is
-	// applied or discarded.
+	// Removed says the change set held nothing more once applied, and is gone: a change set
+	// lives until it is applied or discarded.
 	Removed bool
 }
 
@@ -58,11 +52,6 @@ func (cs *ChangeSet) Apply(opt ApplyOptions) (*Applied, error) {
 	if len(res.Refused) > 0 || len(res.Conflicts) > 0 {
 		return res, nil
 	}
-	if opt.Allow&ClassGit == 0 {
-		if res.Imported, res.NotImported, err = cs.importCommits(changes); err != nil {
-			return res, err
-		}
-	}
 	t, err := openTree(cs.Manifest.Tree, cs.Upper())
 	if err != nil {
 		return res, err
@@ -80,35 +69,28 @@ func (cs *ChangeSet) Apply(opt ApplyOptions) (*Applied, error) {
 	if merr := cs.writeManifest(); err == nil && merr != nil {
 		err = fmt.Errorf("record what was applied: %w", merr)
 	}
-	if err == nil && len(res.NotImported) == 0 {
-		left, cerr := cs.Changes()
-		if cerr == nil && !slices.ContainsFunc(left, func(c Change) bool { return !c.Record }) {
+	if err == nil {
+		if left, cerr := cs.Changes(); cerr == nil && len(left) == 0 {
 			res.Removed = removeTree(cs.Dir) == nil
 		}
 	}
 	return res, err
 }
 
-// sort sorts the changes into those to write, the repository records left out, refusals and
-// conflicts.
+// sort sorts the changes into those to write, refusals and conflicts.
 func (cs *ChangeSet) sort(changes []Change, opt ApplyOptions) (*Applied, []Change) {
 	res := &Applied{}
 	var write []Change
 	git := newGitView(cs)
 	conflicts := cs.conflicts(changes)
 	for i, c := range changes {
-		refusals, record := cs.refusals(c, git)
 		var left []Refusal
-		for _, r := range refusals {
+		for _, r := range cs.refusals(c, git) {
 			if opt.Allow&r.Class == 0 {
 				left = append(left, r)
 			}
 		}
-		switch {
-		case record && opt.Allow&ClassGit == 0:
-			res.Records = append(res.Records, c.Path)
-			continue
-		case len(left) > 0:
+		if len(left) > 0 {
 			res.Refused = append(res.Refused, left...)
 			continue
 		}
@@ -121,15 +103,11 @@ func (cs *ChangeSet) sort(changes []Change, opt ApplyOptions) (*Applied, []Chang
 	return res, write
 }
 
-// refusals lists every class c falls in, and whether c is one of a tree repository's own
-// records instead (refused as files, imported as commits).
-func (cs *ChangeSet) refusals(c Change, git *gitView) ([]Refusal, bool) {
+// refusals lists every class c falls in.
+func (cs *ChangeSet) refusals(c Change, git *gitView) []Refusal {
 	var out []Refusal
 	refuse := func(p string, class Class, reason, group string) {
 		out = append(out, Refusal{Path: p, Class: class, Reason: reason, Group: group})
-	}
-	if c.Record {
-		return nil, true
 	}
 	for _, p := range []string{c.From, c.Path} {
 		if p == "" {
@@ -163,7 +141,7 @@ func (cs *ChangeSet) refusals(c Change, git *gitView) ([]Refusal, bool) {
 			refuse(c.Path, ClassSpecial, why, "")
 		}
 	}
-	return out, false
+	return out
 }
 
 // isLink reports whether rel is a symlink in the tree or the change set.

@@ -114,6 +114,7 @@ func TestApplyRefuses(t *testing.T) {
 		{"a hook", func(s *testSet) { s.write(s.upper(), ".git/hooks/post-checkout", "id\n", 0o755) }, ".git/hooks/post-checkout", ClassGit},
 		{"git config", func(s *testSet) { s.write(s.upper(), ".git/config", "[core]\nfsmonitor = id\n", 0o644) }, ".git/config", ClassGit},
 		{"commondir", func(s *testSet) { s.write(s.upper(), ".git/commondir", "../x\n", 0o644) }, ".git/commondir", ClassGit},
+		{"the index", func(s *testSet) { s.write(s.upper(), ".git/index", "DIRC", 0o644) }, ".git/index", ClassGit},
 		{"a .git in a subdirectory", func(s *testSet) { s.write(s.upper(), "sub/.git/config", "[core]\n", 0o644) }, "sub/.git/config", ClassGit},
 		{"a .git file", func(s *testSet) { s.write(s.upper(), "lib/.git", "gitdir: /home\n", 0o644) }, "lib/.git", ClassGit},
 		{"a repository under another name", func(s *testSet) {
@@ -171,26 +172,6 @@ func TestApplyRefuses(t *testing.T) {
 				t.Errorf("with %v: refused %v, written %v", all, res.Refused, res.Written)
 			}
 		})
-	}
-}
-
-// TestApplyLeavesRecordsOut: a repository's own records (index, objects, refs, logs) are never
-// written as files, and do not stop the rest.
-func TestApplyLeavesRecordsOut(t *testing.T) {
-	s := newTestSet(t)
-	s.write(s.tree, ".git/HEAD", "ref: refs/heads/main\n", 0o644)
-	s.write(s.tree, ".git/objects/.keep", "", 0o644)
-	s.write(s.tree, ".git/refs/heads/.keep", "", 0o644)
-	s.start()
-	s.write(s.upper(), ".git/index", "DIRC", 0o644)
-	s.write(s.upper(), ".git/logs/HEAD", "log", 0o644)
-	s.write(s.upper(), "work.txt", "w", 0o644)
-	res := s.apply(ApplyOptions{})
-	if len(res.Refused) != 0 || len(res.Written) != 1 || !slices.Equal(res.Records, []string{".git/index", ".git/logs/HEAD"}) {
-		t.Fatalf("%+v", res)
-	}
-	if _, err := os.Lstat(filepath.Join(s.tree, ".git/index")); err == nil {
-		t.Error(".git/index was written")
 	}
 }
 

@@ -22,10 +22,6 @@ type Change struct {
 	From string
 	Old  *Entry
 	New  *Entry
-	// Record marks a file of a tree repository's own records (gitdirs.go); repo is that
-	// repository's git directory.
-	Record bool
-	repo   string
 }
 
 // Entry is a file, directory, symlink or special file on one side of a change.
@@ -54,13 +50,6 @@ func (cs *ChangeSet) Changes() ([]Change, error) {
 		return nil, err
 	}
 	changes := pairRenames(w.changes)
-	git := newGitView(cs)
-	for i, c := range changes {
-		if dir, treeRepo := git.dirOf(c.Path); treeRepo && c.From == "" {
-			rel, _ := relTo(dir, c.Path)
-			changes[i].Record, changes[i].repo = gitRecord(rel), dir
-		}
-	}
 	slices.SortFunc(changes, func(a, b Change) int {
 		if c := strings.Compare(a.Path, b.Path); c != 0 {
 			return c

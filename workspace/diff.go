@@ -19,32 +19,14 @@ import (
 // and `git apply` applies its text. What git's format cannot say (directories created or
 // deleted, a mode other than 644 or 755, setuid bits, special files) is listed first, on lines
 // starting with "# ", which git apply skips as it skips a mail's text before the patch.
-//
-// A repository's own records (its index, objects, refs and logs) are counted on a note, not
-// shown: apply never writes them, and imports the commits they hold (gitimport.go).
 func Diff(w io.Writer, changes []Change) error {
 	bw := bufio.NewWriter(w)
-	records := map[string]int{}
-	var repos []string
 	for _, c := range changes {
-		if c.Record {
-			if records[c.repo] == 0 {
-				repos = append(repos, c.repo)
-			}
-			records[c.repo]++
-			continue
-		}
 		for _, n := range notes(c) {
 			fmt.Fprintf(bw, "# %s\n", n)
 		}
 	}
-	for _, repo := range repos {
-		fmt.Fprintf(bw, "# %s: %d files of the repository's own records (index, objects, refs, logs), not shown: apply imports the commits in them as refs/jail/ID/…\n", quote(repo), records[repo])
-	}
 	for _, c := range changes {
-		if c.Record {
-			continue
-		}
 		if err := writeChange(bw, c); err != nil {
 			return err
 		}

@@ -60,23 +60,3 @@ func (g *gitView) treeRepository(dir string) bool {
 	info, err := os.Lstat(hostPath(g.cs.Manifest.Tree, dir))
 	return err == nil && info.IsDir()
 }
-
-// gitRecords are what git writes in a repository's own directory to record commits, branches
-// and its index: apply never writes them as files (the host's git keeps its own index and
-// logs); the commits they record are imported as refs/jail/ID/… (gitimport.go). Anything else
-// in a git directory (config, hooks, info, commondir, modules, worktrees, rebase and sequencer
-// state …) is refused.
-func gitRecord(rel string) bool {
-	rel = strings.TrimSuffix(rel, ".lock")
-	switch rel {
-	case "index", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "COMMIT_EDITMSG", "packed-refs", "objects", "refs", "logs",
-		"info/refs": // what git gc writes for dumb transports
-		return true
-	}
-	for _, dir := range []string{"objects/", "refs/", "logs/"} {
-		if strings.HasPrefix(rel, dir) {
-			return true
-		}
-	}
-	return false
-}

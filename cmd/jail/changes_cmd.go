@@ -266,15 +266,6 @@ func printApplied(stdio jail.Stdio, cs *workspace.ChangeSet, res *workspace.Appl
 	for _, c := range res.Written {
 		fmt.Fprintln(stdio.Out, workspace.StatusLine(c))
 	}
-	if n := len(res.Records); n > 0 {
-		fmt.Fprintf(stdio.Err, "jail: apply %s: %d files of the repository's own records (index, logs, objects, refs) not written: git keeps its own (--allow-git writes them)\n", cs.ID, n)
-	}
-	for _, r := range res.Imported {
-		fmt.Fprintf(stdio.Err, "jail: apply %s: commits made inside are in %s (%s): git log -p HEAD..%s, then merge it\n", cs.ID, r.Name, r.Target[:12], r.Name)
-	}
-	for _, n := range res.NotImported {
-		fmt.Fprintf(stdio.Err, "jail: apply %s: %s\n", cs.ID, n)
-	}
 	if res.Removed {
 		fmt.Fprintf(stdio.Err, "jail: apply %s: every change is in %s; the change set is removed\n", cs.ID, cs.Manifest.Tree)
 	}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,19 +107,30 @@ var workspaceAttacks = []workspaceAttack{
 	{"symlink out of the tree", `ln -s /etc/passwd passwd`, "", nil, "passwd"},
 }
 
-// bareProfile is an overlay profile without any protection: the attack reaches the change set,
-// and apply alone must refuse it.
+// bareProfile is an overlay profile without any protection (no protect, no git rules): the
+// attack reaches the change set, and apply alone must refuse it.
 func bareProfile(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "bare.toml")
-	writeFile(t, p, "extends = [\"readonly\"]\n[filesystem]\nwrite = [\"$CWD\"]\nworkspace = \"overlay\"\n[process]\nenv = [\"P\"]\n")
+	writeFile(t, p, `[filesystem]
+read = ["/usr", "/etc", "/bin?", "/sbin?", "/lib?", "/lib64?"]
+write = ["$CWD"]
+tmpfs = ["/tmp", "~"]
+workspace = "overlay"
+[git]
+mode = "off"
+[process]
+env = ["PATH", "P"]
+`)
 	return p
 }
 
-// TestWorkspaceAttacks runs each attack of the integrity issues with --workspace overlay: the
-// real tree stays byte-identical, the host's git runs no payload, and apply refuses the change
-// set naming the path, with the agent profile's protections and without any. Each attack is
-// shown to work without jail, so that the test can fail.
+// TestWorkspaceAttacks runs each attack of the integrity issues with --workspace overlay, under
+// agent and under a profile with no protections and no git rules at all: the real tree stays
+// byte-identical, the host's git runs no payload, and jail apply writes nothing the payload could
+// run from — without protections it refuses the change set naming the path, and under agent,
+// whatever it takes, the host's git still runs no payload. Each attack is shown to work without
+// jail, so that the test can fail.
 func TestWorkspaceAttacks(t *testing.T) {
 	bare := bareProfile(t)
 	for _, a := range workspaceAttacks {
@@ -138,40 +151,39 @@ func TestWorkspaceAttacks(t *testing.T) {
 				os.Remove(marker)
 			}
 			for _, profile := range []string{"agent", bare} {
+				name := filepath.Base(profile)
 				o := newOverlayRun(t)
 				repo := committed(t)
 				dir := filepath.Join(repo, a.subdir)
 				before := treeState(t, repo)
 				id := o.run(dir, a.script, "-p", profile, "--env", "P="+marker)
 				if after := treeState(t, repo); after != before {
-					t.Fatalf("-p %s: the real tree changed:\n%s\nwas:\n%s", profile, after, before)
+					t.Fatalf("-p %s: the real tree changed:\n%s\nwas:\n%s", name, after, before)
 				}
-				if a.host != nil {
-					hostGit(a.host...)(t, dir, nil)
-				}
-				if _, err := os.Stat(marker); err == nil {
-					t.Fatalf("-p %s: the host's git ran the planted payload", profile)
-				}
-				if profile == "agent" && id == "" {
-					continue // the protections kept the attack out of the change set
-				}
-				if id == "" {
-					t.Fatalf("-p %s: the attack left no change set", filepath.Base(profile))
-				}
-				before = treeState(t, repo)
-				_, errOut, code := o.jail(dir, "apply", id)
-				if code != exitRefused || !strings.Contains(errOut, "refused "+a.refused) {
-					t.Errorf("-p %s: jail apply: exit %d, want %d refusing %s:\n%s", filepath.Base(profile), code, exitRefused, a.refused, errOut)
-				}
-				if after := treeState(t, repo); after != before {
-					t.Errorf("-p %s: a refused apply changed the tree", filepath.Base(profile))
-				}
-				if a.host != nil {
-					hostGit(a.host...)(t, dir, nil)
+				hostAction := func(when string) {
+					if a.host != nil {
+						hostGit(a.host...)(t, dir, nil)
+					}
 					if _, err := os.Stat(marker); err == nil {
-						t.Fatalf("-p %s: after the refused apply, the host's git ran the payload", filepath.Base(profile))
+						t.Fatalf("-p %s: %s, the host's git ran the planted payload", name, when)
 					}
 				}
+				hostAction("after the run")
+				if id == "" {
+					if profile == bare {
+						t.Fatalf("-p %s: the attack left no change set", name)
+					}
+					continue // agent's protections kept the attack out of the change set
+				}
+				_, errOut, code := o.jail(dir, "apply", id)
+				refused := code == exitRefused && strings.Contains(errOut, "refused "+a.refused)
+				if profile == bare && !refused {
+					t.Errorf("-p %s: jail apply: exit %d, want %d refusing %s:\n%s", name, code, exitRefused, a.refused, errOut)
+				}
+				if code == exitRefused && treeState(t, repo) != before {
+					t.Errorf("-p %s: a refused apply changed the tree", name)
+				}
+				hostAction("after jail apply")
 			}
 		})
 	}
@@ -429,34 +441,37 @@ func TestWorkspaceDryRunShowsTheOverlay(t *testing.T) {
 	}
 }
 
-// TestWorkspaceCommitsImported: commits made inside the overlay reach the tree's repository as
-// refs/jail/ID/… through apply (objects and refs only: git fsck finds the repository whole), the
-// work-tree changes are written, and the user's branch does not move.
-func TestWorkspaceCommitsImported(t *testing.T) {
+// TestWorkspaceWithCommitMode: git commit mode inside an overlay workspace. The commits come
+// out at exit as refs/jail/RUN/… (commit mode's import: objects and refs only, git fsck finds
+// the repository whole, the user's branch does not move), the work tree's changes wait in the
+// change set, and apply writes them.
+func TestWorkspaceWithCommitMode(t *testing.T) {
 	o := newOverlayRun(t)
 	tree := committed(t)
 	head := strings.TrimSpace(gitOut(t, tree, "rev-parse", "HEAD"))
 	id := o.run(tree, `set -e; echo more >> main.py; git add main.py
 		git -c user.name=agent -c user.email=a@a commit -q -m "agent work"
-		git checkout -q -b feature; echo f > f.txt; git add f.txt; git -c user.name=agent -c user.email=a@a commit -q -m feature`)
+		git checkout -q -b feature; echo f > f.txt; git add f.txt; git -c user.name=agent -c user.email=a@a commit -q -m feature`,
+		"-p", "agent-commit")
 	if id == "" {
 		t.Fatal("no change set")
 	}
-	_, errOut, code := o.jail(tree, "apply", id)
-	if code != 0 {
-		t.Fatalf("jail apply: exit %d: %s", code, errOut)
+	refs := strings.Fields(gitOut(t, tree, "for-each-ref", "--format=%(refname)", "refs/jail/"))
+	subjects := map[string]string{}
+	for _, ref := range refs {
+		subjects[ref[strings.LastIndex(ref, "/")+1:]] = strings.TrimSpace(gitOut(t, tree, "log", "-1", "--format=%s", ref))
 	}
-	branch := strings.TrimSpace(gitOut(t, tree, "symbolic-ref", "--short", "HEAD"))
-	for ref, subject := range map[string]string{"refs/jail/" + id + "/heads/" + branch: "agent work", "refs/jail/" + id + "/heads/feature": "feature"} {
-		if got := strings.TrimSpace(gitOut(t, tree, "log", "-1", "--format=%s", ref)); got != subject {
-			t.Errorf("%s: %q, want %q (stderr %s)", ref, got, subject, errOut)
-		}
+	if subjects["feature"] != "feature" || !slices.Contains(slices.Collect(maps.Values(subjects)), "agent work") {
+		t.Errorf("refs/jail after the run: %v (%v)", refs, subjects)
 	}
 	gitOut(t, tree, "fsck", "--strict", "--no-dangling")
 	if got := strings.TrimSpace(gitOut(t, tree, "rev-parse", "HEAD")); got != head {
 		t.Errorf("HEAD moved to %s", got)
 	}
-	if readFile(t, filepath.Join(tree, "f.txt")) != "f\n" {
+	if _, errOut, code := o.jail(tree, "apply", id); code != 0 {
+		t.Fatalf("jail apply: exit %d: %s", code, errOut)
+	}
+	if readFile(t, filepath.Join(tree, "f.txt")) != "f\n" || readFile(t, filepath.Join(tree, "main.py")) != "print('hi')\nmore\n" {
 		t.Error("the work tree's changes were not written")
 	}
 }
@@ -488,26 +503,23 @@ func TestChangesHelp(t *testing.T) {
 func TestWorkspaceThroughSymlinkedCwd(t *testing.T) {
 	o := newOverlayRun(t)
 	repo := committed(t)
-	link := filepath.Join(t.TempDir(), "link")
-	if err := os.Symlink(repo, link); err != nil {
-		t.Fatal(err)
-	}
+	link, env := through(t, repo)
 	marker := filepath.Join(t.TempDir(), "P")
 	before := treeState(t, repo)
 	script := `printf '#!/bin/sh\ntouch ` + marker + `\n' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout; echo x > new.txt`
-	_, errOut, code := runJailWith(t, runOpts{dir: link, env: []string{"PWD=" + link, "XDG_STATE_HOME=" + o.state}},
-		"-p", bareProfile(t), "--", "sh", "-c", script)
+	env = append(env, "XDG_STATE_HOME="+o.state)
+	_, errOut, code := runJailWith(t, runOpts{dir: link, env: env}, "-p", bareProfile(t), "--", "sh", "-c", script)
 	if code == exitFailure {
 		t.Fatalf("jail failed: %s", errOut)
 	}
 	if treeState(t, repo) != before {
 		t.Fatal("the real tree changed")
 	}
-	hostGit(repo, "checkout", "-q", "HEAD")
+	hostGit("checkout", "-q", "HEAD")(t, repo, nil)
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the host's git ran the planted hook")
 	}
-	_, errOut, code = runJailWith(t, runOpts{dir: link, env: []string{"PWD=" + link, "XDG_STATE_HOME=" + o.state}}, "apply")
+	_, errOut, code = runJailWith(t, runOpts{dir: link, env: env}, "apply")
 	if code != exitRefused || !strings.Contains(errOut, "refused .git/hooks/post-checkout") {
 		t.Errorf("jail apply: exit %d: %s", code, errOut)
 	}
