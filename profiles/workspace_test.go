@@ -36,7 +36,12 @@ func TestOverlayWorkspace(t *testing.T) {
 write = ["$CWD"]
 protect = ["$CWD/.git/hooks/", "$CWD/.envrc"]
 workspace = "overlay"
+[cache]
+tools = ["go"]
 `)
+	if spec.Caches == nil || !slices.ContainsFunc(spec.Mounts, func(m plan.Mount) bool { return m.Kind == plan.MountBind && m.Target == spec.Caches.Dir }) {
+		t.Errorf("the project's cache is not bound beside the overlay: %+v", spec.Mounts)
+	}
 	for _, want := range []plan.Mount{
 		{Kind: plan.MountOverlay, Source: cwd, Target: cwd, IsDir: true, Upper: dir + "/upper", Work: dir + "/work"},
 		{Kind: plan.MountPin, Target: cwd + "/.git", IsDir: true},
@@ -47,8 +52,8 @@ workspace = "overlay"
 			t.Errorf("missing %+v in %+v", want, spec.Mounts)
 		}
 	}
-	if slices.ContainsFunc(spec.Mounts, func(m plan.Mount) bool { return m.Kind == plan.MountBind }) {
-		t.Errorf("a bind is left in the plan: %+v", spec.Mounts)
+	if slices.ContainsFunc(spec.Mounts, func(m plan.Mount) bool { return m.Kind == plan.MountBind && within(m.Target, cwd) }) {
+		t.Errorf("a bind is left in the workspace: %+v", spec.Mounts)
 	}
 	if !slices.Contains(spec.Landlock.Write, cwd) {
 		t.Errorf("Landlock write %v lacks the workspace %s", spec.Landlock.Write, cwd)
