@@ -96,8 +96,29 @@ struct jail_waited {
 	struct rusage rusage;
 };
 
-// jail_is_early_init is set in the child spawn_early.c started, which goes on as jail's init.
+// jail_is_early_init is set in the child spawn_early.c (or keeper.c) started, which goes on as
+// jail's init.
 extern int jail_is_early_init;
+
+// jail_fork_init forks init in the namespaces ns, with fds as its descriptors 0 to 4 (see
+// jail_init_spawn) and mask as its signal mask, without executing anything. In the child it
+// returns 0, with jail_is_early_init set: the caller returns from its constructor, and the child
+// goes on into Go's runtime as init's setup (pid 1 stays in C, pid1.c). In the caller it returns
+// init's pid once its id maps are written, and sets *errs to the read end of the pipe init
+// reports a failed start on (an errno; EOF once it is on its way); -1 with errno set when it
+// could not.
+pid_t jail_fork_init(uint32_t ns, const int fds[5], const sigset_t *mask, int *errs);
+
+// jail_set_cmdline makes name this process's command line (what /proc/PID/cmdline shows, within
+// the room jail's own arguments took) and its name.
+void jail_set_cmdline(const char *name);
+
+// jail_fork_keeper forks the keeper of a sandbox `jail create` builds (keeper.c), which forks its
+// init in the namespaces ns. It returns the keeper's pid in the caller, with jail_keeper_link
+// set to the caller's end of their socket pair (session.h's messages; the keeper's answer to its
+// init comes first), -1 when it could not fork; and 0 in the child that is to become init.
+pid_t jail_fork_keeper(uint32_t ns);
+extern int jail_keeper_link;
 
 // jail_become_pid1 makes the calling init the sandbox's pid 1 (pid1.c), which never returns here,
 // and returns in its child, the setup, which goes on into Go's runtime with jail_pid1_link_fd and
