@@ -39,6 +39,9 @@ type Config struct {
 	RestrictTCP         bool
 	// Scope confines abstract unix sockets and signals to the Landlock domain (ABI ≥ 6).
 	Scope bool
+	// Exec are files that may be executed (which reads them), and nothing more: jail's own
+	// binary for a persistent sandbox's spawner, which is not beneath any grant.
+	Exec []string
 }
 
 // Report says what Restrict applied.
@@ -169,6 +172,9 @@ func rules(c Config, abi int) ([]golandlock.Rule, error) {
 		return nil, err
 	}
 	if err := add(c.Write, allFSRights(abi)); err != nil {
+		return nil, err
+	}
+	if err := add(c.Exec, ll.AccessFSExecute|ll.AccessFSReadFile); err != nil {
 		return nil, err
 	}
 	if c.RestrictTCP {

@@ -17,6 +17,15 @@ import (
 // defaultPath is searched when the Spec's environment has no PATH, as execvp(3) does.
 const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 
+// launch is what the restricted thread starts: path executed with argv, files as its
+// descriptors, the first a controlling terminal when ctty.
+type launch struct {
+	path  string
+	argv  []string
+	files []uintptr
+	ctty  bool
+}
+
 // startCommand restricts one locked OS thread and starts the command from it, in a new session,
 // as pid 1's child (the onThread phases). A setup that stays keeps that thread off its leader,
 // out of the command's signals (restrict.GoRestricting).
@@ -25,13 +34,18 @@ func (s *setup) startCommand(stdio tty.Stdio, ctty bool) (pid int, err error) {
 	if err != nil {
 		return 0, fail.Exec(s.spec.Argv[0], err)
 	}
+	return s.startRestricted(launch{path: path, argv: s.spec.Argv, files: []uintptr{stdio.In.Fd(), stdio.Out.Fd(), stdio.Err.Fd()}, ctty: ctty})
+}
+
+// startRestricted runs restrictAndStart on a thread of its own (startCommand says why).
+func (s *setup) startRestricted(l launch) (int, error) {
 	type started struct {
 		pid int
 		err error
 	}
 	done := make(chan started)
 	restrict.GoRestricting(setupStays(s.cfg), func() {
-		pid, err := s.restrictAndStart(path, stdio, ctty)
+		pid, err := s.restrictAndStart(l)
 		done <- started{pid, err}
 	})
 	r := <-done
@@ -39,32 +53,34 @@ func (s *setup) startCommand(stdio tty.Stdio, ctty bool) (pid int, err error) {
 }
 
 // restrictAndStart runs on the locked thread: each restriction, then the command.
-func (s *setup) restrictAndStart(path string, stdio tty.Stdio, ctty bool) (int, error) {
+func (s *setup) restrictAndStart(l launch) (int, error) {
 	if err := s.runPhases(onThread); err != nil {
 		return 0, err
 	}
 	spec := s.spec
-	s.log.Printf("init: exec %s", path)
+	s.log.Printf("init: exec %s", l.path)
 	// syscall.ForkExec, not os/exec: os.StartProcess probes pidfd support on its first use (four
 	// syscalls and a vfork'ed child, 0.17 ms), and this process does not wait for the command:
 	// CLONE_PARENT makes it pid 1's child (pid1.c).
-	pid, err := syscall.ForkExec(path, spec.Argv, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(l.path, l.argv, &syscall.ProcAttr{
 		Env:   spec.Env, // the working directory is init's: enterCwd
-		Files: []uintptr{stdio.In.Fd(), stdio.Out.Fd(), stdio.Err.Fd()},
+		Files: l.files,
 		// A new session: no controlling terminal unless it is the pseudo-terminal jail made for
 		// it, so TIOCSTI cannot reach the caller's terminal.
-		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: ctty, Ctty: 0, Cloneflags: syscall.CLONE_PARENT},
+		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: l.ctty, Ctty: 0, Cloneflags: syscall.CLONE_PARENT},
 	})
 	if err != nil {
-		return 0, fail.Exec(spec.Argv[0], err)
+		return 0, fail.Exec(l.argv[0], err)
 	}
 	return pid, nil
 }
 
-// applyLandlock restricts this thread to the plan's grants, as paths inside the sandbox, and
-// tells the host what it applied when the run is observed.
+// applyLandlock restricts this thread to the plan's grants, as paths inside the sandbox (and
+// s.exec, files it may execute), and tells the host what it applied when the run is observed.
 func (s *setup) applyLandlock() error {
-	rep, err := landlock.Restrict(restrict.LandlockConfig(s.spec))
+	cfg := restrict.LandlockConfig(s.spec)
+	cfg.Exec = s.exec
+	rep, err := landlock.Restrict(cfg)
 	if err != nil {
 		return err
 	}

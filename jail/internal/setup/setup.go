@@ -72,6 +72,7 @@ type setup struct {
 	cfg  *wire.Config // the plan and how to run it; nil until it arrives
 	spec *plan.Spec   // cfg.Spec
 	log  verbose.Log
+	exec []string // files Landlock lets the command execute beyond its grants (spawner.go)
 }
 
 // prepare runs the phases before the plan for the namespaces ns.
@@ -105,11 +106,17 @@ func (s *setup) run(host *os.File, p1 *spawn.Pid1) (int, error) {
 	if err := hostCatchesSignals(host); err != nil {
 		return 0, fail.New("wait for the host", "", err)
 	}
-	pid, err := s.startCommand(stdio, tty != nil)
+	var pid int
+	var err error
+	if s.cfg.Spawner {
+		pid, err = s.startSpawner() // spawner.go
+	} else {
+		pid, err = s.startCommand(stdio, tty != nil)
+	}
 	if err != nil {
 		return 0, err
 	}
-	if s.cfg.Observe {
+	if s.cfg.Observe || s.cfg.Spawner {
 		wire.Tell(wire.Message{Started: &wire.Started{PID: pid, Namespaces: namespaces}})
 	}
 	stays := setupStays(s.cfg)
@@ -118,6 +125,9 @@ func (s *setup) run(host *os.File, p1 *spawn.Pid1) (int, error) {
 	}
 	if !stays {
 		return 0, nil
+	}
+	if s.cfg.Spawner {
+		leaveSpawnersChannel()
 	}
 	if tty != nil {
 		tty.Slave.Close() // the command holds it now

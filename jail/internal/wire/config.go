@@ -41,6 +41,10 @@ type Config struct {
 	// HostLeaves says the host hands the sandbox to jail's waiter once it has sent the plan
 	// (sandbox.canLeave): init prints its own error, as the host would have.
 	HostLeaves bool
+	// Spawner says the sandbox is a persistent one: its command is the spawner (spawn/spawner.c),
+	// jail's own binary, which starts every command later asked of it. init's stdin is the
+	// keeper's channel to it. init tells the host when it runs (Message.Started).
+	Spawner bool
 }
 
 // namespaces returns the clone flags of the namespaces the Spec asks for, and their names.
