@@ -4,7 +4,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -24,6 +26,8 @@ type Relay struct {
 	out           *os.File      // the caller's terminal, written to
 	saved         *unix.Termios // the caller's settings, restored at the end
 	drained       chan struct{} // closed when the command's output has all been written
+	noInput       bool          // the caller's keystrokes are not relayed (Attach)
+	quiet         atomic.Int64  // once draining: how long without output ends the relay
 }
 
 // IsTerminal reports whether f is a terminal.
@@ -112,23 +116,62 @@ func Open(stdio Stdio) (*Relay, Stdio, error) {
 	return p, inner, nil
 }
 
+// Attach relays master, the master of a pseudo-terminal a persistent sandbox's spawner made for
+// a command (and sent back), to the caller's terminal as Open's relay does: the caller's
+// keystrokes to it when input is set, its output to stdio.Out. master must be pollable
+// (non-blocking), so that Drain can bound the wait for the last output.
+func Attach(master *os.File, stdio Stdio, input bool) *Relay {
+	p := &Relay{master: master, term: stdio.In, out: stdio.Out, drained: make(chan struct{}), noInput: !input}
+	if IsTerminal(stdio.In) {
+		p.Resize()
+	}
+	return p
+}
+
+// Drain waits for the command's output once it has ended: until every process holding the
+// pseudo-terminal is gone, or no output came for quiet (processes it left running may hold it
+// for good), and gives the caller its terminal back.
+func (p *Relay) Drain(quiet time.Duration) {
+	p.quiet.Store(int64(quiet))
+	p.master.SetReadDeadline(time.Now().Add(quiet))
+	<-p.drained
+	p.master.Close()
+	p.Restore()
+}
+
 // start puts the caller's terminal in raw mode (the pseudo-terminal does the line discipline and
 // turns Ctrl-C into SIGINT for the command) and relays both ways.
 func (p *Relay) Start() {
 	fd := int(p.term.Fd())
-	if t, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+	if t, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil && !p.noInput {
 		saved := *t
 		p.saved = &saved
 		makeRaw(t)
 		unix.IoctlSetTermios(fd, unix.TCSETS, t)
 	}
 	go func() {
+		if p.noInput {
+			return
+		}
 		// Ends when the caller's terminal closes, or with jail: a read of the caller's terminal
 		// cannot be interrupted without touching the file status it shares with the shell.
 		io.Copy(p.master, p.term)
 	}()
 	go func() {
-		io.Copy(p.out, p.master) // ends with EIO once every slave descriptor is closed
+		// Ends with EIO once every slave descriptor is closed, or when draining and quiet.
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := p.master.Read(buf)
+			if n > 0 {
+				p.out.Write(buf[:n])
+				if q := p.quiet.Load(); q > 0 {
+					p.master.SetReadDeadline(time.Now().Add(time.Duration(q)))
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
 		close(p.drained)
 	}()
 }
