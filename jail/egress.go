@@ -50,3 +50,10 @@ func (e *egress) close(stderr io.Writer) []proxy.Denial {
 	}
 	return denials
 }
+
+// EgressPolicy is spec's egress policy, which a persistent sandbox's egress process serves
+// (ServeEgress).
+func EgressPolicy(spec *plan.Spec) proxy.Policy {
+	p := spec.Network.Proxy
+	return proxy.Policy{Allow: p.Allow, Deny: p.Deny, AllowPrivate: p.AllowPrivate}
+}

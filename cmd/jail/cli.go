@@ -89,6 +89,18 @@ func Run(args []string, stdio jail.Stdio) int {
 			return runApply(args[2:], stdio)
 		case "discard":
 			return runDiscard(args[2:], stdio)
+		case "create":
+			return runCreate(args[2:], stdio)
+		case "exec":
+			return runExec(args[2:], stdio)
+		case "ls":
+			return runLs(args[2:], stdio)
+		case "inspect":
+			return runInspect(args[2:], stdio)
+		case "rm":
+			return runRm(args[2:], stdio)
+		case "prune":
+			return runPrune(args[2:], stdio)
 		}
 	}
 	return runCommand(args[1:], stdio)

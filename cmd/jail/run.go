@@ -28,11 +28,37 @@ type runFlags struct {
 }
 
 func newRunFlagSet() (*flag.FlagSet, *runFlags) {
-	f := &runFlags{overlay: profiles.Profile{Source: "command line"}}
-	o := &f.overlay
+	f := &runFlags{}
 	fs := flag.NewFlagSet("jail", flag.ContinueOnError)
-	fs.StringVar(&f.profile, "p", defaultProfile, "")
-	fs.StringVar(&f.profile, "profile", defaultProfile, "")
+	sandboxFlags(fs, &f.profile, &f.overlay)
+	o := &f.overlay
+	fs.BoolVar(&f.opts.Quiet, "q", false, "")
+	fs.BoolVar(&f.opts.Quiet, "quiet", false, "")
+	fs.StringVar(&o.Sandbox.Fallback, "fallback", "", "")
+	fs.BoolFunc("allow-weaker", "", func(string) error {
+		yes := true
+		o.Sandbox.AllowWeaker = &yes
+		return nil
+	})
+	fs.BoolVar(&f.opts.Verbose, "v", false, "")
+	fs.BoolVar(&f.opts.Verbose, "verbose", false, "")
+	fs.BoolVar(&f.opts.Explain, "explain", false, "")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "")
+	fs.BoolVar(&f.help, "h", false, "")
+	fs.BoolVar(&f.help, "help", false, "")
+	fs.BoolVar(&f.version, "version", false, "")
+	f.report.register(fs)
+	return fs, f
+}
+
+// sandboxFlags registers the flags that describe a sandbox, which a run and `jail create` share:
+// the profile, and every grant, network, cache and limit flag, each writing into overlay, a
+// Profile merged last over the named one.
+func sandboxFlags(fs *flag.FlagSet, profile *string, overlay *profiles.Profile) {
+	o := overlay
+	o.Source = "command line"
+	fs.StringVar(profile, "p", defaultProfile, "")
+	fs.StringVar(profile, "profile", defaultProfile, "")
 	fs.Var((*pathList)(&o.Filesystem.Read), "ro", "")
 	fs.Var((*pathList)(&o.Filesystem.Write), "rw", "")
 	fs.Var((*pathList)(&o.Filesystem.Hide), "hide", "")
@@ -58,27 +84,10 @@ func newRunFlagSet() (*flag.FlagSet, *runFlags) {
 		}
 		return nil
 	})
-	fs.BoolVar(&f.opts.Quiet, "q", false, "")
-	fs.BoolVar(&f.opts.Quiet, "quiet", false, "")
 	fs.Var((*stringList)(&o.Process.Env), "env", "")
 	fs.StringVar(&o.Process.Cwd, "cwd", "", "")
 	fs.StringVar(&o.Filesystem.Workspace, "workspace", "", "")
 	fs.StringVar(&o.Limits.Timeout, "timeout", "", "")
-	fs.StringVar(&o.Sandbox.Fallback, "fallback", "", "")
-	fs.BoolFunc("allow-weaker", "", func(string) error {
-		yes := true
-		o.Sandbox.AllowWeaker = &yes
-		return nil
-	})
-	fs.BoolVar(&f.opts.Verbose, "v", false, "")
-	fs.BoolVar(&f.opts.Verbose, "verbose", false, "")
-	fs.BoolVar(&f.opts.Explain, "explain", false, "")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "")
-	fs.BoolVar(&f.help, "h", false, "")
-	fs.BoolVar(&f.help, "help", false, "")
-	fs.BoolVar(&f.version, "version", false, "")
-	f.report.register(fs)
-	return fs, f
 }
 
 // runCommand resolves the plan for one command and runs it in a sandbox.

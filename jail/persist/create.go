@@ -1,0 +1,254 @@
+// Package persist builds persistent sandboxes: the host side of `jail create`, which records a
+// sandbox in its state directory (package rundir), sends its init the plan through the keeper
+// its constructor forked (jail.Keeper) and hands it over; and the programs the keeper and the
+// spawner run from jail's binary (Helper).
+package persist
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/api"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/jail/client"
+	"github.com/jail-sandbox/jail/jail/internal/rundir"
+	"github.com/jail-sandbox/jail/jail/internal/spawn"
+	"github.com/jail-sandbox/jail/plan"
+)
+
+// Argv is the command of a persistent sandbox's plan: its spawner.
+var Argv = []string{spawn.SpawnerArg0}
+
+// Options are create's own: a name, labels (KEY=VALUE), an idle timeout and a time to live (Go
+// durations, "": none).
+type Options struct {
+	Name        string
+	Labels      []string
+	IdleTimeout string
+	TTL         string
+	Warnings    io.Writer // where the plan's warnings go
+}
+
+// Create builds the sandbox spec describes (resolved with Argv as its command) with the keeper
+// k forked, records it and hands it over; it returns the sandbox as Get describes it. Until it
+// returns successfully, the keeper removes everything it made when k is closed.
+func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (*api.Sandbox, error) {
+	rec, err := createRecord(opts)
+	if err != nil {
+		return nil, err
+	}
+	root, err := rundir.Open()
+	if err != nil {
+		return nil, api.Errorf(api.Internal, "%s", err)
+	}
+	if err := exposes(spec, string(root)); err != nil {
+		return nil, err
+	}
+	for _, w := range spec.Warnings {
+		fmt.Fprintf(opts.Warnings, "jail: warning: %s\n", w)
+	}
+	dir, err := stateDir(root, rec, k)
+	if err != nil {
+		return nil, err
+	}
+	listeners, err := listen(dir, spec)
+	if err != nil {
+		return nil, err
+	}
+	describe(rec, spec)
+	if err := k.Start(spec); err != nil {
+		return nil, api.Errorf(api.Internal, "%s", err)
+	}
+	if err := rundir.WriteJSON(dir, rundir.PlanFile, spec); err != nil {
+		return nil, api.Errorf(api.Internal, "record the plan: %s", err)
+	}
+	if err := rundir.WriteJSON(dir, rundir.RecordFile, rec); err != nil {
+		return nil, api.Errorf(api.Internal, "record the sandbox: %s", err)
+	}
+	var deadline time.Time
+	if rec.Deadline != nil {
+		deadline = *rec.Deadline
+	}
+	if err := k.Go(listeners, time.Duration(rec.IdleTimeout), deadline); err != nil {
+		return nil, api.Errorf(api.Internal, "%s", err)
+	}
+	return client.New().Get(rec.ID)
+}
+
+// createRecord checks create's own options and starts the sandbox's record with them.
+func createRecord(opts Options) (*rundir.Record, error) {
+	rec := &rundir.Record{ID: rundir.NewID(), Name: opts.Name, CreatedAt: time.Now().UTC()}
+	if opts.Name != "" {
+		if err := rundir.CheckName(opts.Name); err != nil {
+			return nil, api.Errorf(api.InvalidArgument, "%s", err)
+		}
+	}
+	for _, l := range opts.Labels {
+		k, v, err := client.ParseLabel(l)
+		if err != nil {
+			return nil, api.Errorf(api.InvalidArgument, "%s", err)
+		}
+		if rec.Labels == nil {
+			rec.Labels = map[string]string{}
+		}
+		rec.Labels[k] = v
+	}
+	if err := client.CheckLabels(rec.Labels); err != nil {
+		return nil, err
+	}
+	for _, d := range []struct {
+		flag string
+		text string
+		to   *api.Duration
+	}{{"--idle-timeout", opts.IdleTimeout, &rec.IdleTimeout}, {"--ttl", opts.TTL, &rec.TTL}} {
+		v, err := api.ParseDuration(d.text)
+		if err != nil {
+			return nil, api.Errorf(api.InvalidArgument, "%s: %s", d.flag, err)
+		}
+		*d.to = api.Duration(v)
+	}
+	if rec.TTL > 0 {
+		deadline := rec.CreatedAt.Add(time.Duration(rec.TTL))
+		rec.Deadline = &deadline
+	}
+	return rec, nil
+}
+
+// stateDir makes the sandbox's directory, locked, under its final name, reserves its name and
+// tells the keeper, which removes them if create gives up from here on. The directory is made
+// under a hidden name and renamed once locked, so that prune never takes it for a dead one.
+func stateDir(root rundir.Root, rec *rundir.Record, k *jail.Keeper) (string, error) {
+	dir := root.Dir(rec.ID)
+	tmp := root.Dir("." + rec.ID)
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return "", api.Errorf(api.Internal, "state directory: %s", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(tmp, rundir.Lock), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		defer lock.Close() // the keeper has its own descriptor of it
+		err = unix.Flock(int(lock.Fd()), unix.LOCK_EX)
+	}
+	if err == nil {
+		err = os.Rename(tmp, dir)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", api.Errorf(api.Internal, "state directory: %s", err)
+	}
+	nameLink := ""
+	if rec.Name != "" {
+		if err := root.ReserveName(rec.Name, rec.ID); err != nil {
+			os.RemoveAll(dir)
+			if errors.Is(err, os.ErrExist) {
+				return "", api.Errorf(api.AlreadyExists, "name %q: a sandbox has it (jail rm %s frees it)", rec.Name, rec.Name)
+			}
+			return "", api.Errorf(api.Internal, "name %q: %s", rec.Name, err)
+		}
+		nameLink = root.NameLink(rec.Name)
+	}
+	if err := k.Dir(dir, nameLink, lock); err != nil {
+		os.RemoveAll(dir)
+		if nameLink != "" {
+			os.Remove(nameLink)
+		}
+		return "", api.Errorf(api.Internal, "%s", err)
+	}
+	return dir, nil
+}
+
+// exposes refuses a plan that binds jail's runtime directory into the sandbox (a grant of a
+// directory above it): its sockets must stay out of every sandbox's reach. The keepers refuse
+// connections from inside sandboxes anyway; this says so before anything is built.
+func exposes(spec *plan.Spec, root string) error {
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		real = root
+	}
+	for _, m := range spec.Mounts {
+		if m.Kind != plan.MountBind && m.Kind != plan.MountROBind {
+			continue
+		}
+		if rel, err := filepath.Rel(m.Source, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return api.Errorf(api.InvalidArgument, "%s %s would show jail's runtime directory %s inside the sandbox; grant a directory beside it, or set XDG_RUNTIME_DIR elsewhere", m.Kind, m.Source, root)
+		}
+	}
+	return nil
+}
+
+// listen binds the sandbox's sockets in dir: the API's, the control socket, and the egress
+// proxy's (bound into the sandbox, its policy beside it) when the plan has a proxy.
+func listen(dir string, spec *plan.Spec) ([]*os.File, error) {
+	var files []*os.File
+	for _, s := range []struct{ name, network string }{{rundir.APISocket, "unix"}, {rundir.CtlSocket, "unixpacket"}} {
+		f, err := listenFile(filepath.Join(dir, s.name), s.network)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	if p := spec.Network.Proxy; p != nil {
+		sock := filepath.Join(dir, rundir.EgressSocket)
+		f, err := listenFile(sock, "unix")
+		if err != nil {
+			return nil, err
+		}
+		if err := rundir.WriteJSON(dir, rundir.EgressPolicy, jail.EgressPolicy(spec)); err != nil {
+			return nil, api.Errorf(api.Internal, "record the egress policy: %s", err)
+		}
+		spec.Mounts = append(spec.Mounts, plan.Mount{Kind: plan.MountROBind, Source: sock, Target: p.Socket})
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// listenFile listens on the unix socket at path and returns the listener as a file.
+func listenFile(path, network string) (*os.File, error) {
+	l, err := net.ListenUnix(network, &net.UnixAddr{Name: path, Net: network})
+	if err != nil {
+		return nil, api.Errorf(api.Internal, "listen on %s: %s", path, err)
+	}
+	l.SetUnlinkOnClose(false) // the keeper has it now
+	defer l.Close()
+	f, err := l.File()
+	if err != nil {
+		return nil, api.Errorf(api.Internal, "listen on %s: %s", path, err)
+	}
+	return f, nil
+}
+
+// describe fills the record with what the plan grants: the profile, the working directories,
+// the mounts as the command sees them, the network, the default timeout of each command.
+func describe(rec *rundir.Record, spec *plan.Spec) {
+	rec.Profile = spec.Profile
+	rec.Workdir, _ = os.Getwd()
+	rec.Cwd = spec.Cwd
+	rec.Timeout = api.Duration(time.Duration(spec.Limits.TimeoutSeconds * float64(time.Second)))
+	g := &rec.Grants
+	for _, m := range spec.Mounts {
+		switch m.Kind {
+		case plan.MountROBind:
+			if spec.Network.Proxy == nil || m.Target != spec.Network.Proxy.Socket {
+				g.Read = append(g.Read, m.Target)
+			}
+		case plan.MountBind:
+			g.Write = append(g.Write, m.Target)
+		case plan.MountTmpfs:
+			g.Tmpfs = append(g.Tmpfs, m.Target)
+		case plan.MountHideDir, plan.MountHideFile:
+			g.Hide = append(g.Hide, m.Target)
+		}
+	}
+	rec.Network = api.Network{Mode: spec.Network.Mode}
+	if p := spec.Network.Proxy; p != nil {
+		rec.Network.AllowHosts = p.Allow
+		rec.Network.AllowPrivate = p.AllowPrivate
+	}
+}

@@ -1,0 +1,53 @@
+package persist
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/jail-sandbox/jail/jail/internal/rundir"
+	"github.com/jail-sandbox/jail/jail/internal/spawn"
+	"github.com/jail-sandbox/jail/proxy"
+)
+
+// MaybeHelper runs the program jail's binary is when a persistent sandbox's keeper started it
+// under a helper's name (argv[0]), and exits; otherwise it returns at once. Call it in main
+// right after jail.MaybeInit.
+func MaybeHelper() {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[0] {
+	case spawn.EgressArg0:
+		os.Exit(serveEgress(os.Args[1]))
+	}
+}
+
+// serveEgress is a persistent sandbox's egress proxy, which its keeper runs on the socket bound
+// into the sandbox (descriptor 3), with the policy create recorded beside it. Denials go to
+// egress.log there. It ends when the keeper kills it, with the sandbox.
+func serveEgress(dir string) int {
+	var p proxy.Policy
+	b, err := os.ReadFile(filepath.Join(dir, rundir.EgressPolicy))
+	if err == nil {
+		err = json.Unmarshal(b, &p)
+	}
+	if err != nil {
+		return 125
+	}
+	log, err := os.OpenFile(filepath.Join(dir, "egress.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return 125
+	}
+	srv, err := proxy.NewServer(p, proxy.Options{Log: log})
+	if err != nil {
+		return 125
+	}
+	l, err := net.FileListener(os.NewFile(3, "egress"))
+	if err != nil {
+		return 125
+	}
+	srv.Serve(l)
+	return 0
+}
