@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 
 	"github.com/jail-sandbox/jail/hooks"
 	"github.com/jail-sandbox/jail/jail"
@@ -22,6 +21,8 @@ const usage = `Usage: jail [OPTIONS] [--] COMMAND [ARG...]
        jail doctor [--json]
        jail hook claude-code|codex|gemini [-p PROFILE]
        jail shell [-c COMMAND [ARG0 ARG...]]   (also as jail-sh / jail-bash through a symlink)
+       jail create [OPTIONS] | exec ID -- COMMAND | ls | inspect ID | cp | rm ID... | prune | serve
+                                             persistent sandboxes (jail create --help; docs/api.md)
        jail seccomp export [-p PROFILE] [-o FILE]
        jail changes | diff [ID] [PATH...] | apply [ID] [PATH...] | discard [ID]
        jail --version | --help
@@ -101,6 +102,10 @@ func Run(args []string, stdio jail.Stdio) int {
 			return runRm(args[2:], stdio)
 		case "prune":
 			return runPrune(args[2:], stdio)
+		case "cp":
+			return runCp(args[2:], stdio)
+		case "serve":
+			return runServe(args[2:], stdio)
 		}
 	}
 	return runCommand(args[1:], stdio)
@@ -131,16 +136,4 @@ func loadHost() (profiles.Host, error) {
 		return host, fmt.Errorf("read host environment: %w", err)
 	}
 	return host, nil
-}
-
-func version() string {
-	v := "jail (devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += " " + s.Value[:12]
-			}
-		}
-	}
-	return v
 }

@@ -101,7 +101,7 @@ func runCommand(args []string, stdio jail.Stdio) int {
 		fmt.Fprint(stdio.Out, usage)
 		return 0
 	case f.version:
-		fmt.Fprintln(stdio.Out, version())
+		fmt.Fprintln(stdio.Out, jail.Version())
 		return 0
 	case fs.NArg() == 0:
 		fmt.Fprintf(stdio.Err, "jail: no command given; usage: jail [OPTIONS] [--] COMMAND [ARG...] (see jail --help)\n")

@@ -285,3 +285,13 @@ func (c *Client) Prune() ([]string, error) {
 	}
 	return removed, nil
 }
+
+// DaemonSocket returns the path of jail serve's socket, creating the runtime directory it lives
+// in when missing.
+func DaemonSocket() (string, error) {
+	r, err := rundir.Open()
+	if err != nil {
+		return "", api.Errorf(api.Internal, "%s", err)
+	}
+	return filepath.Join(string(r), rundir.DaemonSocket), nil
+}

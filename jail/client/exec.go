@@ -319,9 +319,12 @@ func closeFiles(files []*os.File) {
 	}
 }
 
-// setNonblock makes f's descriptor non-blocking and returns it as a file Go's poller waits on
-// (so reads can have deadlines and be interrupted by Close).
-func setNonblock(f *os.File) *os.File {
+// Pollable returns f as a file Go's poller waits on, so that its reads can have deadlines: f
+// itself when it is one, else a non-blocking duplicate of its descriptor (f is closed).
+func Pollable(f *os.File) *os.File {
+	if f.SetReadDeadline(time.Time{}) == nil {
+		return f
+	}
 	fd, err := unix.Dup(int(f.Fd()))
 	if err != nil {
 		return f
@@ -339,7 +342,7 @@ type Stdio = tty.Stdio
 // too with input — until the returned drain is called once the command has ended, which gives
 // the caller its terminal back. Resize copies the caller's window size to it.
 func (r *Running) Relay(stdio Stdio, input bool) (drain func(), resize func()) {
-	p := tty.Attach(setNonblock(r.Master), stdio, input)
+	p := tty.Attach(Pollable(r.Master), stdio, input)
 	r.Master = nil
 	p.Start()
 	return func() { p.Drain(50 * time.Millisecond) }, p.Resize

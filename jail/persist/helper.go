@@ -5,7 +5,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/jail/client"
+	"github.com/jail-sandbox/jail/jail/server"
+	"github.com/jail-sandbox/jail/jail/internal/fsop"
 	"github.com/jail-sandbox/jail/jail/internal/rundir"
 	"github.com/jail-sandbox/jail/jail/internal/spawn"
 	"github.com/jail-sandbox/jail/proxy"
@@ -21,8 +26,16 @@ func MaybeHelper() {
 	switch os.Args[0] {
 	case spawn.EgressArg0:
 		os.Exit(serveEgress(os.Args[1]))
+	case fsop.Arg0:
+		os.Exit(fsop.Main(os.Args[1:]))
+	case spawn.APIArg0:
+		srv := &server.Server{Client: client.New(), Version: jail.Version(), Idle: HandlerIdle}
+		os.Exit(srv.ServeHandler())
 	}
 }
+
+// HandlerIdle is how long a keeper's handler waits for a connection's next request.
+const HandlerIdle = 10 * time.Second
 
 // serveEgress is a persistent sandbox's egress proxy, which its keeper runs on the socket bound
 // into the sandbox (descriptor 3), with the policy create recorded beside it. Denials go to

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/jail/client"
+	"github.com/jail-sandbox/jail/jail/server"
+)
+
+const serveUsage = `Usage: jail serve [--socket PATH]
+
+Serves jail's local API (HTTP/1.1 and JSON; docs/api.md) on a unix socket, by default jail.sock in
+your runtime directory ($XDG_RUNTIME_DIR/jail, else /tmp/jail-UID), until killed. Only your own
+processes outside any sandbox may connect. Each sandbox also answers the API on its own socket,
+without this server.
+`
+
+func runServe(args []string, stdio jail.Stdio) int {
+	fs, help := subcommandFlags("jail serve", serveUsage, stdio)
+	socket := fs.String("socket", "", "")
+	if code, done := parse(fs, args, help, serveUsage, stdio); done {
+		return code
+	}
+	path := *socket
+	if path == "" {
+		var err error
+		if path, err = client.DaemonSocket(); err != nil {
+			return failAPI(stdio, err)
+		}
+	}
+	srv := &server.Server{Client: client.New(), Version: jail.Version(), Idle: 5 * time.Minute}
+	fmt.Fprintf(stdio.Err, "jail: serving the API on %s\n", path)
+	if err := srv.Listen(path); err != nil {
+		return fail(stdio.Err, fmt.Errorf("serve %s: %w", path, err))
+	}
+	return 0
+}
