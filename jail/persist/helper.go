@@ -9,10 +9,10 @@ import (
 
 	"github.com/jail-sandbox/jail/jail"
 	"github.com/jail-sandbox/jail/jail/client"
-	"github.com/jail-sandbox/jail/jail/server"
 	"github.com/jail-sandbox/jail/jail/internal/fsop"
 	"github.com/jail-sandbox/jail/jail/internal/rundir"
 	"github.com/jail-sandbox/jail/jail/internal/spawn"
+	"github.com/jail-sandbox/jail/jail/server"
 	"github.com/jail-sandbox/jail/proxy"
 )
 

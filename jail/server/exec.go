@@ -203,4 +203,3 @@ func (s *Server) background(w *response, r *request, id string) {
 	}
 	w.json(201, p)
 }
-
