@@ -99,11 +99,12 @@ func (k *Keeper) Dir(dir, nameLink string, lock *os.File) error {
 
 // Start builds the sandbox spec describes, with the spawner as its command: init (again, in
 // the namespaces the plan asks for, when the constructor guessed others), its plan, and the
-// spawner's start, which it returns after.
-func (k *Keeper) Start(spec *plan.Spec) error {
+// spawner's start, which it returns after. Of opts, only Verbose matters.
+func (k *Keeper) Start(spec *plan.Spec, opts Options) error {
+	log := opts.log()
 	flags, names := wire.CloneFlags(spec.Namespaces)
 	if flags != k.ns {
-		verbose.Logf(spec, "host: the plan does not fit the init the keeper started: starting another")
+		log.Printf("host: the plan does not fit the init the keeper started: starting another")
 		if err := k.conn.Send(session.Msg{Type: session.MsgSpawn, Value: int32(flags)}, nil); err != nil {
 			return fail.New("ask the keeper for an init", "", err)
 		}
@@ -111,26 +112,26 @@ func (k *Keeper) Start(spec *plan.Spec) error {
 			return err
 		}
 	} else {
-		verbose.Logf(spec, "host: keeper and init started early, before jail's own runtime (namespaces %s)", strings.Join(names, ","))
+		log.Printf("host: keeper and init started early, before jail's own runtime (namespaces %s)", strings.Join(names, ","))
 	}
 	bpf, err := restrict.CompileSeccomp(spec)
 	if err != nil {
 		return fail.New("compile seccomp filter", "", err)
 	}
-	cfg := wire.Config{Spec: spec, BPF: bpf, Spawner: true, Started: verbose.Started}
-	verbose.Logf(spec, "host: send the plan")
+	cfg := wire.Config{Spec: spec, BPF: bpf, Spawner: true, Started: spawn.Started, Verbose: opts.Verbose}
+	log.Printf("host: send the plan")
 	b := wire.Marshal(&cfg)
 	_, err = k.plan.Write(append(binary.LittleEndian.AppendUint32(nil, uint32(len(b))), b...))
 	k.plan.Close() // no signals to catch first: nothing of create's reaches the sandbox
 	k.plan = nil
 	if err != nil {
-		verbose.Logf(spec, "host: send plan: %s", err) // init died: its report says why
+		log.Printf("host: send plan: %s", err) // init died: its report says why
 	}
-	return k.awaitSpawner(spec)
+	return k.awaitSpawner(log)
 }
 
 // awaitSpawner reads init's messages until the spawner runs, or init reports its error.
-func (k *Keeper) awaitSpawner(spec *plan.Spec) error {
+func (k *Keeper) awaitSpawner(log verbose.Log) error {
 	sc := bufio.NewScanner(k.messages)
 	sc.Buffer(nil, 1<<16)
 	for sc.Scan() {
@@ -143,7 +144,7 @@ func (k *Keeper) awaitSpawner(spec *plan.Spec) error {
 			_, err := decodeReport(mustJSON(msg.Error))
 			return err
 		case msg.Started != nil:
-			verbose.Logf(spec, "host: the spawner runs (pid %d inside)", msg.Started.PID)
+			log.Printf("host: the spawner runs (pid %d inside)", msg.Started.PID)
 			return nil
 		}
 	}

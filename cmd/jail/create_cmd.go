@@ -61,7 +61,9 @@ func newCreateFlagSet(w io.Writer) (*flag.FlagSet, *createFlags) {
 // hands it to the keeper. Whatever fails before that, the keeper removes all it made.
 func runCreate(args []string, stdio jail.Stdio) int {
 	k, kerr := jail.TakeKeeper()
-	defer k.Close()
+	if k != nil {
+		defer k.Close() // a no-op once the keeper holds the sandbox; else it removes it all
+	}
 	fs, f := newCreateFlagSet(stdio.Err)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -102,6 +104,5 @@ func create(k *jail.Keeper, kerr error, fs *flag.FlagSet, f *createFlags, stdio 
 	if err != nil {
 		return nil, api.Errorf(api.InvalidArgument, "%s", err)
 	}
-	spec.Verbose = f.verbose
-	return persist.Create(k, spec, persist.Options{Name: f.name, Labels: f.labels, IdleTimeout: f.idleTimeout, TTL: f.ttl, Warnings: stdio.Err})
+	return persist.Create(k, spec, persist.Options{Name: f.name, Labels: f.labels, IdleTimeout: f.idleTimeout, TTL: f.ttl, Verbose: f.verbose, Warnings: stdio.Err})
 }

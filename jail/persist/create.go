@@ -34,6 +34,7 @@ type Options struct {
 	Labels      []string
 	IdleTimeout string
 	TTL         string
+	Verbose     bool      // log create's steps on Warnings, timed from jail's start
 	Warnings    io.Writer // where the plan's warnings go
 }
 
@@ -64,7 +65,7 @@ func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (*api.Sandbox, error)
 		return nil, err
 	}
 	describe(rec, spec)
-	if err := k.Start(spec); err != nil {
+	if err := k.Start(spec, jail.Options{Verbose: opts.Verbose}); err != nil {
 		return nil, api.Errorf(api.Internal, "%s", err)
 	}
 	if err := rundir.WriteJSON(dir, rundir.PlanFile, spec); err != nil {

@@ -367,13 +367,14 @@ static int from_create(struct keeper *k) {
 		return spawn_init(k, k->ns);
 	case JAIL_MSG_DIR: {
 		const char *end = payload + m.len, *name = memchr(payload, 0, m.len);
-		if (nfds != 1 || name == NULL || memchr(name + 1, 0, end - name - 1) == NULL) {
+		if (nfds != 1 || name == NULL || memchr(name + 1, 0, end - name - 1) == NULL || strlen(payload) >= sizeof k->dir ||
+		    strlen(name + 1) >= sizeof k->name) {
 			jail_close_fds(fds, nfds);
 			answer(k->create, JAIL_MSG_ERROR, EINVAL);
 			return 0;
 		}
-		snprintf(k->dir, sizeof k->dir, "%s", payload);
-		snprintf(k->name, sizeof k->name, "%s", name + 1);
+		memcpy(k->dir, payload, strlen(payload) + 1);
+		memcpy(k->name, name + 1, strlen(name + 1) + 1);
 		k->lock = fds[0];
 		k->dirfd = open(k->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		answer(k->create, k->dirfd < 0 ? JAIL_MSG_ERROR : JAIL_MSG_OK, errno);
