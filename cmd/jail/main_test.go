@@ -45,6 +45,12 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(caches) // no test downloads modules: nothing read-only in it
 	os.Setenv("XDG_CACHE_HOME", caches)
+	cleanup, err := setRuntimeDir() // persist_helpers_test.go
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "a runtime directory for persistent sandboxes: %s\n", err)
+		return 1
+	}
+	defer cleanup()
 	return m.Run()
 }
 
@@ -103,6 +109,15 @@ type runOpts struct {
 
 // runJailWith runs the jail binary with args as o says, bounded in time.
 func runJailWith(t *testing.T, o runOpts, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	if throughExec(t, o, args) { // a run of TestAttacksThroughExec's: create, exec, rm
+		return runThroughExec(t, o, args)
+	}
+	return runJailDirect(t, o, args...)
+}
+
+// runJailDirect is runJailWith, always as the jail command args say.
+func runJailDirect(t *testing.T, o runOpts, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	if o.timeout == 0 {
 		o.timeout = time.Minute
