@@ -196,7 +196,15 @@ func listen(dir string, spec *plan.Spec) ([]*os.File, error) {
 		files = append(files, f)
 	}
 	if p := spec.Network.Proxy; p != nil {
+		// The proxy's socket lives in the sandbox's state directory, removed with it, rather
+		// than in a temporary directory of a run's: the plan's bind follows it.
 		sock := filepath.Join(dir, rundir.EgressSocket)
+		for i, m := range spec.Mounts {
+			if m.Kind == plan.MountROBind && m.Source == p.HostSocket {
+				spec.Mounts[i].Source = sock
+			}
+		}
+		p.HostSocket = sock
 		f, err := listenFile(sock, "unix")
 		if err != nil {
 			return nil, err
@@ -204,7 +212,6 @@ func listen(dir string, spec *plan.Spec) ([]*os.File, error) {
 		if err := rundir.WriteJSON(dir, rundir.EgressPolicy, jail.EgressPolicy(spec)); err != nil {
 			return nil, api.Errorf(api.Internal, "record the egress policy: %s", err)
 		}
-		spec.Mounts = append(spec.Mounts, plan.Mount{Kind: plan.MountROBind, Source: sock, Target: p.Socket})
 		files = append(files, f)
 	}
 	return files, nil
@@ -236,7 +243,7 @@ func describe(rec *rundir.Record, spec *plan.Spec) {
 	for _, m := range spec.Mounts {
 		switch m.Kind {
 		case plan.MountROBind:
-			if spec.Network.Proxy == nil || m.Target != spec.Network.Proxy.Socket {
+			if spec.Network.Proxy == nil || m.Source != spec.Network.Proxy.HostSocket {
 				g.Read = append(g.Read, m.Target)
 			}
 		case plan.MountBind:

@@ -112,7 +112,7 @@ func Extract(r io.Reader, dir string, as string) (Result, error) {
 		if err != nil {
 			return res, err
 		}
-		n, err := extract(root, name, hdr, tr)
+		n, err := extract(root, name, as, hdr, tr)
 		if err != nil {
 			return res, &fs.PathError{Op: "extract", Path: name, Err: err}
 		}
@@ -173,8 +173,9 @@ func mkdirBeneath(root int, rel string) (int, error) {
 	return fd, nil
 }
 
-// extract writes one entry at name beneath root and returns the bytes it wrote.
-func extract(root int, name string, hdr *tar.Header, r io.Reader) (int64, error) {
+// extract writes one entry at name beneath root and returns the bytes it wrote; as renames a hard
+// link's target as it renamed the entries.
+func extract(root int, name, as string, hdr *tar.Header, r io.Reader) (int64, error) {
 	mode := uint32(hdr.Mode) & 0o777
 	if hdr.Typeflag == tar.TypeDir {
 		fd, err := mkdirBeneath(root, name)
@@ -207,7 +208,7 @@ func extract(root int, name string, hdr *tar.Header, r io.Reader) (int64, error)
 	case tar.TypeReg, tar.TypeLink:
 		var src io.Reader = r
 		if hdr.Typeflag == tar.TypeLink { // a copy of the earlier entry, never a link to anything
-			target, err := entryName(hdr.Linkname, "")
+			target, err := entryName(hdr.Linkname, as)
 			if err != nil {
 				return 0, err
 			}

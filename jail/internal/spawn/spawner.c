@@ -176,29 +176,18 @@ static void ended(struct proc *p, int ws) {
 		evict();
 }
 
-static void reap(void) {
-	int ws;
-	pid_t pid;
-	while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
-		for (struct proc *p = procs; p != NULL; p = p->next)
-			if (p->pid == pid && p->running) {
-				ended(p, ws);
-				break;
-			}
-}
-
 // relay copies what is ready on s->from to its file, and gives back what is older than the
-// last keep bytes.
-static void relay(struct proc *p, struct stream *s) {
+// last keep bytes. It returns how much it copied (0 at the end, or when nothing was ready).
+static ssize_t relay(struct proc *p, struct stream *s) {
 	char buf[16384];
 	ssize_t n = read(s->from, buf, sizeof buf);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
+		return 0;
 	if (n <= 0) { // the end, or EIO from a terminal whose last slave closed
 		close_if(&s->from);
 		if (done(p))
 			free_proc(p);
-		return;
+		return 0;
 	}
 	for (ssize_t off = 0; off < n;) {
 		ssize_t w = write(s->to, buf + off, n - off);
@@ -214,6 +203,24 @@ static void relay(struct proc *p, struct stream *s) {
 	int64_t drop = (s->written - p->keep) & ~(int64_t)4095;
 	if (drop - s->punched >= PUNCH_STEP && fallocate(s->to, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, drop) == 0)
 		s->punched = drop;
+	return n;
+}
+
+// reap notes the end of every process that ended. What a captured process wrote before it
+// ended is in its pipes (a pipe's worth at most): copied first, so that whoever learns of the
+// end finds it in the files.
+static void reap(void) {
+	int ws;
+	pid_t pid;
+	while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
+		for (struct proc *p = procs; p != NULL; p = p->next)
+			if (p->pid == pid && p->running) {
+				for (int i = 0; i < 2; i++)
+					while (p->out[i].from >= 0 && relay(p, &p->out[i]) > 0)
+						;
+				ended(p, ws);
+				break;
+			}
 }
 
 // exec_fail is the child's end when it cannot start the command: step and errno go back on fd.
@@ -425,7 +432,7 @@ static void start(int session, const struct jail_msg *m, char *payload, int *fds
 			}
 		}
 		for (int i = 0; f & JAIL_EXEC_CAPTURE && i < (f & JAIL_EXEC_MERGE ? 1 : 2) && step == 0; i++)
-			if (pipe2(outs[i], O_CLOEXEC | O_NONBLOCK) < 0)
+			if (pipe2(outs[i], O_CLOEXEC) < 0) // the command's end blocks, as any pipe it writes to
 				step = JAIL_FAILED_SETUP;
 			else
 				io[1 + i] = theirs[nt++] = outs[i][1];
@@ -483,8 +490,9 @@ static void start(int session, const struct jail_msg *m, char *payload, int *fds
 		p->out[1].to = fds[k + 1];
 		p->out[0].from = f & JAIL_EXEC_TTY ? fcntl(master, F_DUPFD_CLOEXEC, 0) : outs[0][0];
 		p->out[1].from = outs[1][0];
-		if (p->out[0].from >= 0)
-			fcntl(p->out[0].from, F_SETFL, O_NONBLOCK);
+		for (int i = 0; i < 2; i++) // this process's ends never block it
+			if (p->out[i].from >= 0)
+				fcntl(p->out[i].from, F_SETFL, O_NONBLOCK);
 	}
 	p->next = procs;
 	procs = p;
