@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail/api"
+	"github.com/jail-sandbox/jail/jail/client"
 )
 
 // Persistent sandboxes from the command line: create, exec, ls, inspect, cp, rm, prune.
@@ -372,4 +375,50 @@ func TestEarlyKeeperKnowsEveryFlag(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// TestCreateRequestIsCreatesFlags: the API's create request becomes jail create's command line
+// (client.CreateArgs), field for field: a field the flags lost, or one without a flag, fails.
+func TestCreateRequestIsCreatesFlags(t *testing.T) {
+	req := api.CreateRequest{
+		Name: "n", Profile: "readonly", Workdir: "/w", Cwd: "/c",
+		Grants:  api.Grants{Read: []string{"/r"}, Write: []string{"/rw"}, Hide: []string{"/h"}, Tmpfs: []string{"/t"}},
+		Network: api.Network{Mode: "proxy", AllowHosts: []string{"a.example", "b.example"}, AllowPrivate: true},
+		Env:     map[string]string{"A": "1", "B": "x=y"}, Timeout: api.Duration(time.Minute),
+		Labels: map[string]string{"k": "v"}, IdleTimeout: api.Duration(time.Hour), TTL: api.Duration(2 * time.Hour),
+	}
+	args, err := client.CreateArgs(req)
+	if err != nil || args[0] != "create" {
+		t.Fatalf("CreateArgs: %q, %v", args, err)
+	}
+	fs, f := newCreateFlagSet(io.Discard)
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
+		t.Fatalf("jail %q: %v", args, err)
+	}
+	o := f.overlay
+	got := []any{f.name, f.profile, o.Process.Cwd, o.Filesystem.Read, o.Filesystem.Write, o.Filesystem.Hide, o.Filesystem.Tmpfs,
+		o.Network.Mode, o.Network.Allow, *o.Network.AllowPrivate, o.Process.Env, o.Limits.Timeout, []string(f.labels), f.idleTimeout, f.ttl, f.json}
+	want := []any{"n", "readonly", "/c", []string{"/r"}, []string{"/rw"}, []string{"/h"}, []string{"/t"},
+		"proxy", []string{"a.example", "b.example"}, true, []string{"A=1", "B=x=y"}, "1m0s", []string{"k=v"}, "1h0m0s", "2h0m0s", true}
+	if g, w := fmt.Sprint(got), fmt.Sprint(want); g != w {
+		t.Errorf("jail %q parsed as\n%s\nwant\n%s", args, g, w)
+	}
+	// Every field of the request is one of the above: a new one must be added to CreateArgs.
+	if n := reflect.TypeOf(req).NumField(); n != 11 {
+		t.Errorf("CreateRequest has %d fields; this test and CreateArgs know 11", n)
+	}
+}
+
+// TestBinaryLeavesNetHTTPOut: jail starts twice per run, and net/http's package set-up (with
+// crypto/tls's) would cost each start; the API's server speaks HTTP/1.1 itself.
+func TestBinaryLeavesNetHTTPOut(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "net/http" || pkg == "crypto/tls" {
+			t.Errorf("jail's binary links %s", pkg)
+		}
+	}
 }

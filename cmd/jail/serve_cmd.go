@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/jail-sandbox/jail/jail"
@@ -30,7 +31,8 @@ func runServe(args []string, stdio jail.Stdio) int {
 			return failAPI(stdio, err)
 		}
 	}
-	srv := &server.Server{Client: client.New(), Version: jail.Version(), Idle: 5 * time.Minute}
+	bin, _ := os.Executable() // creates run this very binary as jail create
+	srv := &server.Server{Client: &client.Client{Binary: bin}, Version: jail.Version(), Idle: 5 * time.Minute}
 	fmt.Fprintf(stdio.Err, "jail: serving the API on %s\n", path)
 	if err := srv.Listen(path); err != nil {
 		return fail(stdio.Err, fmt.Errorf("serve %s: %w", path, err))

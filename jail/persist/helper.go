@@ -24,14 +24,26 @@ func MaybeHelper() {
 		return
 	}
 	switch os.Args[0] {
+	case spawn.EgressArg0, fsop.Arg0, spawn.APIArg0:
+		// Its name for ps: it was executed from a descriptor or /proc/self/exe, which named it
+		// after that. Best effort (inside a sandbox, /proc is read-only).
+		os.WriteFile("/proc/self/comm", []byte(os.Args[0]), 0)
+	}
+	switch os.Args[0] {
 	case spawn.EgressArg0:
 		os.Exit(serveEgress(os.Args[1]))
 	case fsop.Arg0:
 		os.Exit(fsop.Main(os.Args[1:]))
 	case spawn.APIArg0:
-		srv := &server.Server{Client: client.New(), Version: jail.Version(), Idle: HandlerIdle}
+		srv := &server.Server{Client: &client.Client{Binary: self()}, Version: jail.Version(), Idle: HandlerIdle}
 		os.Exit(srv.ServeHandler())
 	}
+}
+
+// self is this program's path, which creates through the API run as `jail create`.
+func self() string {
+	p, _ := os.Executable()
+	return p
 }
 
 // HandlerIdle is how long a keeper's handler waits for a connection's next request.
