@@ -159,14 +159,22 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// hostMounts is the host's mount table as this process sees it.
+// hostMounts is the host's mount table as this process sees it, the lines that name jail's
+// runtime directory or a temporary directory of the tests': what a sandbox could leave mounted
+// on the host (other programs may mount and unmount elsewhere meanwhile).
 func hostMounts(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	var ours []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, runtimeDir) || strings.Contains(line, os.TempDir()+"/Test") {
+			ours = append(ours, line)
+		}
+	}
+	return strings.Join(ours, "\n")
 }
 
 // assertGone checks nothing of sandbox id is left: no process in its pid namespace ns, no state

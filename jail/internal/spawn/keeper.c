@@ -488,6 +488,10 @@ static int serve(struct keeper *k, int sfd) {
 				_exit(1);
 			}
 		}
+		if (ready > 0 && fds[4].revents) { // the spawner is gone: init ends the sandbox next
+			close(k->chan);
+			k->chan = -1;
+		}
 		if (ready > 0 && fds[2].revents) {
 			int c = accept_conn(k, k->api);
 			if (c >= 0) {
