@@ -177,12 +177,34 @@ func hostMounts(t *testing.T) string {
 	return strings.Join(ours, "\n")
 }
 
-// assertGone checks nothing of sandbox id is left: no process in its pid namespace ns, no state
-// directory (sockets, records, output), no name, and the host's mounts as they were.
-func assertGone(t *testing.T, id, ns, name, mountsBefore string) {
+// keeperTree returns sandbox id's keeper and its init: the processes of a sandbox that
+// processesIn cannot find as an ordinary user (init was forked, not executed, so its memory
+// belongs to the host's user namespace, and it is non-dumpable).
+func keeperTree(t *testing.T, id string) []int {
+	t.Helper()
+	k := keeperOf(t, id)
+	pids := []int{k}
+	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", k, k))
+	for _, c := range strings.Fields(string(children)) {
+		if pid, err := strconv.Atoi(c); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// assertGone checks nothing of sandbox id is left: no process in its pid namespace ns, nor any of
+// also (its keeper and init), no state directory (sockets, records, output), no name, and the
+// host's mounts as they were.
+func assertGone(t *testing.T, id, ns, name, mountsBefore string, also ...int) {
 	t.Helper()
 	if pids := processesIn(ns); len(pids) > 0 {
 		t.Errorf("sandbox %s removed, but processes %v of its pid namespace live", id, pids)
+	}
+	for _, pid := range also {
+		if !zombie(pid) {
+			t.Errorf("sandbox %s removed, but its process %d lives", id, pid)
+		}
 	}
 	if _, err := os.Lstat(sandboxDir(id)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("sandbox %s removed, but its directory stays: %v", id, err)

@@ -225,14 +225,16 @@ func TestRmLeavesNothing(t *testing.T) {
 	if _, errOut, code := runJail(t, "rm", id); code != 125 || !strings.Contains(errOut, "still runs") {
 		t.Errorf("rm while an exec runs: exit %d, %q; want it refused", code, errOut)
 	}
-	if len(processesIn(ns)) < 4 {
-		t.Fatalf("the sandbox's processes: %v; want init, the spawner and two sleeps at least", processesIn(ns))
+	if len(processesIn(ns)) < 3 {
+		t.Fatalf("the sandbox's processes: %v; want the spawner and two sleeps at least", processesIn(ns))
 	}
+	tree := keeperTree(t, id)
 	if _, errOut, code := runJail(t, "rm", "-f", "rm-test"); code != 0 {
 		t.Fatalf("rm -f: exit %d, %s", code, errOut)
 	}
 	cmd.Wait()
-	assertGone(t, id, ns, "rm-test", mounts)
+	eventually(t, "the keeper, which answered, exits", func() bool { return zombie(tree[0]) })
+	assertGone(t, id, ns, "rm-test", mounts, tree...)
 }
 
 // TestIdleTimeoutAndTTLRemoveTheSandbox: the keeper removes a sandbox nothing used for its idle
@@ -246,13 +248,16 @@ func TestIdleTimeoutAndTTLRemoveTheSandbox(t *testing.T) {
 	if _, err := os.Stat(sandboxDir(idle)); err != nil {
 		t.Fatalf("removed while an exec ran: %v", err)
 	}
+	idleTree := keeperTree(t, idle)
 	ttl := createSandbox(t, t.TempDir(), "--ttl", "2s")
 	ttlNS := sandboxPidNS(t, ttl)
 	mustExec(t, ttl, "sleep 300 >/dev/null 2>&1 &")
+	ttlTree := keeperTree(t, ttl)
 	eventually(t, "the idle sandbox removed", func() bool { _, err := os.Stat(sandboxDir(idle)); return err != nil })
 	eventually(t, "the sandbox past its TTL removed", func() bool { _, err := os.Stat(sandboxDir(ttl)); return err != nil })
-	assertGone(t, idle, idleNS, "", mounts)
-	assertGone(t, ttl, ttlNS, "", mounts)
+	eventually(t, "their keepers gone", func() bool { return zombie(idleTree[0]) && zombie(ttlTree[0]) })
+	assertGone(t, idle, idleNS, "", mounts, idleTree...)
+	assertGone(t, ttl, ttlNS, "", mounts, ttlTree...)
 }
 
 // TestDeadKeeperTakesTheSandbox: a keeper killed (SIGKILL: nothing of it runs to clean up) takes
@@ -261,8 +266,16 @@ func TestDeadKeeperTakesTheSandbox(t *testing.T) {
 	id := createSandbox(t, t.TempDir(), "--name", "dead-keeper")
 	ns := sandboxPidNS(t, id)
 	mustExec(t, id, "sleep 300 >/dev/null 2>&1 &")
-	syscall.Kill(keeperOf(t, id), syscall.SIGKILL)
-	eventually(t, "the sandbox's processes gone with its keeper", func() bool { return len(processesIn(ns)) == 0 })
+	tree := keeperTree(t, id)
+	syscall.Kill(tree[0], syscall.SIGKILL)
+	eventually(t, "the sandbox's processes gone with its keeper", func() bool {
+		for _, pid := range tree {
+			if !zombie(pid) {
+				return false
+			}
+		}
+		return len(processesIn(ns)) == 0
+	})
 	out, _, _ := runJail(t, "inspect", id)
 	if !strings.Contains(out, `"state": "dead"`) {
 		t.Errorf("inspect after the keeper died: %s", out)

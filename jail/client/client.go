@@ -201,6 +201,9 @@ func keeperCall(id, dir string, m session.Msg) error {
 	if _, _, _, err := conn.Call(m, nil, session.MsgOK); err != nil {
 		return api.Errorf(api.Internal, "sandbox %s: its keeper: %s", id, err)
 	}
+	if m.Type == session.MsgStop {
+		conn.Recv() // the end of the connection: the keeper has exited too
+	}
 	return nil
 }
 
