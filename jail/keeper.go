@@ -31,6 +31,7 @@ type Keeper struct {
 	ns       uintptr  // the clone flags of init's namespaces
 	plan     *os.File // init's plan, written once
 	messages *os.File // init's messages
+	log      verbose.Log
 }
 
 // TakeKeeper returns the keeper this process's constructor forked, with the init it started;
@@ -97,9 +98,10 @@ func (k *Keeper) Dir(dir, nameLink string, lock *os.File) error {
 	return nil
 }
 
-// Start builds the sandbox spec describes, with the spawner as its command: init (again, in
-// the namespaces the plan asks for, when the constructor guessed others), its plan, and the
-// spawner's start, which it returns after. Of opts, only Verbose matters.
+// Start has the sandbox spec describes built, with the spawner as its command: init (again, in
+// the namespaces the plan asks for, when the constructor guessed others) gets its plan. Ready
+// returns once the spawner runs; what create has to do meanwhile it does between the two. Of
+// opts, only Verbose matters.
 func (k *Keeper) Start(spec *plan.Spec, opts Options) error {
 	log := opts.log()
 	flags, names := wire.CloneFlags(spec.Namespaces)
@@ -127,11 +129,13 @@ func (k *Keeper) Start(spec *plan.Spec, opts Options) error {
 	if err != nil {
 		log.Printf("host: send plan: %s", err) // init died: its report says why
 	}
-	return k.awaitSpawner(log)
+	k.log = log
+	return nil
 }
 
-// awaitSpawner reads init's messages until the spawner runs, or init reports its error.
-func (k *Keeper) awaitSpawner(log verbose.Log) error {
+// Ready reads init's messages until the spawner runs, or init reports its error.
+func (k *Keeper) Ready() error {
+	log := k.log
 	sc := bufio.NewScanner(k.messages)
 	sc.Buffer(nil, 1<<16)
 	for sc.Scan() {

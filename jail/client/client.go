@@ -97,6 +97,16 @@ func (c *Client) Get(idOrName string) (*api.Sandbox, error) {
 	return sb, nil
 }
 
+// View returns the sandbox idOrName names as Get does, without its processes (which takes a
+// round trip to its spawner).
+func View(idOrName string) (*api.Sandbox, error) {
+	id, dir, err := resolve(idOrName)
+	if err != nil {
+		return nil, err
+	}
+	return view(id, dir)
+}
+
 // ListOptions filter List: every label, the name and one of the states must match (empty: any).
 type ListOptions struct {
 	Labels map[string]string

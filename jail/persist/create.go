@@ -56,23 +56,44 @@ func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (*api.Sandbox, error)
 	for _, w := range spec.Warnings {
 		fmt.Fprintf(opts.Warnings, "jail: warning: %s\n", w)
 	}
-	dir, err := stateDir(root, rec, k)
-	if err != nil {
-		return nil, err
-	}
-	listeners, err := listen(dir, spec)
-	if err != nil {
-		return nil, err
+	// init waits for its plan: it goes first, while this process makes the state directory,
+	// unless the plan binds the egress proxy's socket, which must then exist before.
+	var dir string
+	var egress *os.File
+	if spec.Network.Proxy != nil {
+		if dir, err = stateDir(root, rec, k); err != nil {
+			return nil, err
+		}
+		if egress, err = listenEgress(dir, spec); err != nil {
+			return nil, err
+		}
 	}
 	describe(rec, spec)
 	if err := k.Start(spec, jail.Options{Verbose: opts.Verbose}); err != nil {
 		return nil, api.Errorf(api.Internal, "%s", err)
 	}
+	if dir == "" {
+		if dir, err = stateDir(root, rec, k); err != nil {
+			return nil, err
+		}
+	}
+	listeners, err := listen(dir)
+	if err != nil {
+		return nil, err
+	}
+	if egress != nil {
+		listeners = append(listeners, egress)
+	}
+	// The records are written while init builds the sandbox: until the keeper has it, a
+	// failure removes them with the rest.
 	if err := rundir.WriteJSON(dir, rundir.PlanFile, spec); err != nil {
 		return nil, api.Errorf(api.Internal, "record the plan: %s", err)
 	}
 	if err := rundir.WriteJSON(dir, rundir.RecordFile, rec); err != nil {
 		return nil, api.Errorf(api.Internal, "record the sandbox: %s", err)
+	}
+	if err := k.Ready(); err != nil {
+		return nil, api.Errorf(api.Internal, "%s", err)
 	}
 	var deadline time.Time
 	if rec.Deadline != nil {
@@ -81,7 +102,7 @@ func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (*api.Sandbox, error)
 	if err := k.Go(listeners, time.Duration(rec.IdleTimeout), deadline); err != nil {
 		return nil, api.Errorf(api.Internal, "%s", err)
 	}
-	return client.New().Get(rec.ID)
+	return client.View(rec.ID) // a new sandbox has no processes: no need to ask its spawner
 }
 
 // createRecord checks create's own options and starts the sandbox's record with them.
@@ -184,9 +205,8 @@ func exposes(spec *plan.Spec, root string) error {
 	return nil
 }
 
-// listen binds the sandbox's sockets in dir: the API's, the control socket, and the egress
-// proxy's (bound into the sandbox, its policy beside it) when the plan has a proxy.
-func listen(dir string, spec *plan.Spec) ([]*os.File, error) {
+// listen binds the sandbox's sockets in dir: the API's and the control socket.
+func listen(dir string) ([]*os.File, error) {
 	var files []*os.File
 	for _, s := range []struct{ name, network string }{{rundir.APISocket, "unix"}, {rundir.CtlSocket, "unixpacket"}} {
 		f, err := listenFile(filepath.Join(dir, s.name), s.network)
@@ -195,26 +215,30 @@ func listen(dir string, spec *plan.Spec) ([]*os.File, error) {
 		}
 		files = append(files, f)
 	}
-	if p := spec.Network.Proxy; p != nil {
-		// The proxy's socket lives in the sandbox's state directory, removed with it, rather
-		// than in a temporary directory of a run's: the plan's bind follows it.
-		sock := filepath.Join(dir, rundir.EgressSocket)
-		for i, m := range spec.Mounts {
-			if m.Kind == plan.MountROBind && m.Source == p.HostSocket {
-				spec.Mounts[i].Source = sock
-			}
-		}
-		p.HostSocket = sock
-		f, err := listenFile(sock, "unix")
-		if err != nil {
-			return nil, err
-		}
-		if err := rundir.WriteJSON(dir, rundir.EgressPolicy, jail.EgressPolicy(spec)); err != nil {
-			return nil, api.Errorf(api.Internal, "record the egress policy: %s", err)
-		}
-		files = append(files, f)
-	}
 	return files, nil
+}
+
+// listenEgress binds the egress proxy's socket in dir, the plan binding it into the sandbox
+// there (rather than in a run's temporary directory: it goes with the state directory), and
+// records the proxy's policy beside it.
+func listenEgress(dir string, spec *plan.Spec) (*os.File, error) {
+	p := spec.Network.Proxy
+	sock := filepath.Join(dir, rundir.EgressSocket)
+	for i, m := range spec.Mounts {
+		if m.Kind == plan.MountROBind && m.Source == p.HostSocket {
+			spec.Mounts[i].Source = sock
+		}
+	}
+	p.HostSocket = sock
+	f, err := listenFile(sock, "unix")
+	if err != nil {
+		return nil, err
+	}
+	if err := rundir.WriteJSON(dir, rundir.EgressPolicy, jail.EgressPolicy(spec)); err != nil {
+		f.Close()
+		return nil, api.Errorf(api.Internal, "record the egress policy: %s", err)
+	}
+	return f, nil
 }
 
 // listenFile listens on the unix socket at path and returns the listener as a file.
