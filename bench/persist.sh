@@ -76,10 +76,11 @@ for p in os.listdir("/proc"):
             pass
 def holds(pid):
     try:
-        return any(os.readlink(f"/proc/{pid}/fd/{fd}").startswith(root + "/") for fd in os.listdir(f"/proc/{pid}/fd"))
-    except OSError:
+        return open(f"/proc/{pid}/comm").read().strip() == "jail-keeper" and \
+            any(os.readlink(f"/proc/{pid}/fd/{fd}").startswith(root + "/") for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError: # it ended meanwhile
         return False
-keepers = [p for p in procs if open(f"/proc/{p}/comm").read().strip() == "jail-keeper" and holds(p)]
+keepers = [p for p in procs if holds(p)]
 tree, todo = set(), list(keepers)
 while todo:
     p = todo.pop()
@@ -87,9 +88,12 @@ while todo:
     todo += [c for c, pp in procs.items() if pp == p and c not in tree]
 total = 0
 for p in tree:
-    for line in open(f"/proc/{p}/smaps_rollup"):
-        if line.startswith("Pss:"):
-            total += int(line.split()[1])
+    try:
+        for line in open(f"/proc/{p}/smaps_rollup"):
+            if line.startswith("Pss:"):
+                total += int(line.split()[1])
+    except OSError:
+        pass
 print(total, len(keepers), len(tree))
 EOF
 }

@@ -7,7 +7,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -33,7 +32,9 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 
 // runExec is `jail exec`: the command gets this process's own stdio as descriptors (client.Start
 // passes them to the sandbox's spawner), so nothing relays its output; with -t the spawner sends
-// back the master of the terminal it made, which this process relays.
+// back the master of the terminal it made, which this process relays. Its common form never gets
+// here: the constructor sends the same request before Go's runtime (spawn/exec.c), and leaves
+// the rest, and every failure to start, to this.
 func runExec(args []string, stdio jail.Stdio) int {
 	fs := flag.NewFlagSet("jail exec", flag.ContinueOnError)
 	fs.SetOutput(stdio.Err)
@@ -126,20 +127,9 @@ func execute(id string, cmd client.Command, interactive bool, stdio jail.Stdio) 
 		return fail(stdio.Err, err)
 	}
 	if exit.TimedOut {
-		fmt.Fprintf(stdio.Err, "jail: timeout: killed the command after %s\n", timeoutOf(id, cmd))
+		fmt.Fprintf(stdio.Err, "jail: timeout: killed the command after %s\n", r.Timeout)
 	}
 	return exit.ExitCode
-}
-
-// timeoutOf names the timeout that killed cmd: its own, or the sandbox's default.
-func timeoutOf(id string, cmd client.Command) string {
-	if cmd.Timeout > 0 {
-		return cmd.Timeout.String()
-	}
-	if sb, err := client.New().Get(id); err == nil {
-		return time.Duration(sb.Timeout).String()
-	}
-	return "its timeout"
 }
 
 // execEnv turns --env NAME=VALUE (set) and --env NAME (this process's NAME, when set) into the

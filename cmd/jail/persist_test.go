@@ -435,3 +435,39 @@ func TestBinaryLeavesNetHTTPOut(t *testing.T) {
 		}
 	}
 }
+
+// TestExecBothPathsAgree: jail exec's common form runs before Go's runtime (spawn/exec.c); with
+// an option only Go takes (--timeout, here the sandbox's own default again) it runs in Go. The
+// two must answer alike: output, exit status, jail's messages.
+func TestExecBothPathsAgree(t *testing.T) {
+	dir := t.TempDir()
+	id := createSandbox(t, dir, "--timeout", "300ms", "--name", "both-paths")
+	for _, tc := range []struct {
+		stdin string
+		args  []string
+	}{
+		{"", []string{"sh", "-c", "echo out; echo err >&2; exit 3"}},
+		{"", []string{"sh", "-c", "kill -9 $$"}},
+		{"in\n", []string{"sh", "-c", "cat; echo $X"}},
+		{"", []string{"sleep", "5"}}, // the default timeout: 124 and its message
+		{"", []string{"sh", "-c", "pwd"}},
+	} {
+		for _, name := range []string{id, "both-paths"} {
+			opts := []string{"--env", "X=x", "--cwd", "/tmp"}
+			if tc.stdin != "" {
+				opts = append(opts, "-i")
+			}
+			fast := append(append(append([]string{"exec"}, opts...), name, "--"), tc.args...)
+			slow := append(append(append([]string{"exec", "--timeout", "300ms"}, opts...), name, "--"), tc.args...)
+			o1, e1, c1 := runJailIn(t, dir, tc.stdin, fast...)
+			o2, e2, c2 := runJailIn(t, dir, tc.stdin, slow...)
+			if o1 != o2 || e1 != e2 || c1 != c2 {
+				t.Errorf("%q: before Go's runtime: %q %q %d; in Go: %q %q %d", tc.args, o1, e1, c1, o2, e2, c2)
+			}
+		}
+	}
+	_, errOut, code := runJail(t, "exec", id, "--", "sleep", "5")
+	if code != 124 || errOut != "jail: timeout: killed the command after 300ms\n" {
+		t.Errorf("the sandbox's default timeout: exit %d, %q", code, errOut)
+	}
+}

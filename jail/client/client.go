@@ -67,6 +67,9 @@ func live(idOrName string) (id, dir string, err error) {
 func dial(id, dir string) (*session.Conn, error) {
 	c, err := session.Dial(filepath.Join(dir, rundir.CtlSocket))
 	if err != nil {
+		if !rundir.Live(dir) {
+			return nil, api.Errorf(api.FailedPrecondition, "sandbox %s: it is not running any more (jail rm %s removes its record)", id, id)
+		}
 		return nil, api.Errorf(api.FailedPrecondition, "sandbox %s: connect to its keeper: %s", id, unwrapOp(err))
 	}
 	return c, nil

@@ -50,7 +50,8 @@ const keepOutput = 1 << 20
 type Running struct {
 	PID     int
 	Started time.Time
-	Master  *os.File // the pseudo-terminal's master, when Command.Master asked for it
+	Master  *os.File      // the pseudo-terminal's master, when Command.Master asked for it
+	Timeout time.Duration // once Wait returned: the timeout the command ran under (0: none)
 	id, dir string
 	conn    *session.Conn
 }
@@ -59,7 +60,7 @@ type Running struct {
 // returns once it runs (or could not: then an *api.Error, Exit 126 or 127 for the command
 // itself as a run reports them).
 func (c *Client) Start(idOrName string, cmd Command) (*Running, error) {
-	id, dir, err := live(idOrName)
+	id, dir, err := resolve(idOrName) // whether it lives, connecting tells (dial)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func (c *Client) Start(idOrName string, cmd Command) (*Running, error) {
 }
 
 func start(id, dir string, cmd Command) (*Running, error) {
-	m, payload, err := execMessage(dir, cmd)
+	m, payload, err := execMessage(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +157,7 @@ func startError(id string, r session.Msg, err error, cmd Command) error {
 }
 
 // execMessage encodes cmd as a session.MsgExec and its payload.
-func execMessage(dir string, cmd Command) (session.Msg, []byte, error) {
+func execMessage(cmd Command) (session.Msg, []byte, error) {
 	m := session.Msg{Type: session.MsgExec, Argc: uint32(len(cmd.Argv))}
 	if len(cmd.Argv) == 0 {
 		return m, nil, api.Errorf(api.InvalidArgument, "no command given")
@@ -175,15 +176,7 @@ func execMessage(dir string, cmd Command) (session.Msg, []byte, error) {
 		}
 	}
 	m.Envc = uint32(len(env))
-	timeout := cmd.Timeout
-	if timeout == 0 {
-		if rec, err := rundir.ReadRecord(dir); err == nil {
-			timeout = time.Duration(rec.Timeout)
-		}
-	}
-	if timeout > 0 {
-		m.NS1 = int64(timeout)
-	}
+	m.NS1 = int64(cmd.Timeout) // 0: the spawner applies the sandbox's own
 	if cmd.TTY != nil {
 		m.Flags |= session.ExecTTY
 		m.Cols, m.Rows = cmd.TTY.Cols, cmd.TTY.Rows
@@ -219,6 +212,7 @@ func (r *Running) Wait() (api.Exit, error) {
 			return api.Exit{}, api.Errorf(api.Internal, "sandbox %s: wait for %d: %s (did the sandbox end?)", r.id, r.PID, err)
 		}
 		if m.Type == session.MsgExited && int(m.PID) == r.PID {
+			r.Timeout = time.Duration(max(m.NS1, 0))
 			return exitOf(m), nil
 		}
 	}

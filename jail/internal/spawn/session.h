@@ -23,7 +23,7 @@ enum { JAIL_MSG_MAX = 200 * 1024, JAIL_MSG_MAX_FDS = 4 };
 // Message types. Upper case: requests; lower case: answers.
 enum {
 	// To the spawner, on a session (a connection to the keeper's ctl.sock it handed over).
-	JAIL_MSG_EXEC = 'E',    // start argv: flags, value, timeout (ns1), size; fds by flags
+	JAIL_MSG_EXEC = 'E',    // start argv: flags, value, timeout (ns1; 0: the sandbox's, <0: none), size; fds by flags
 	JAIL_MSG_LIST = 'L',    // every process record: 'p' each, then 'e'
 	JAIL_MSG_SIGNAL = 'S',  // value to pid (its process group with JAIL_SIGNAL_GROUP)
 	JAIL_MSG_STDIN = 'I',   // the write end of pid's stdin, as a 'd'
@@ -44,7 +44,7 @@ enum {
 	JAIL_MSG_INIT = 'i',    // init's pid, its namespaces (flags); fds: its plan's write end, its messages' read end
 	JAIL_MSG_STARTED = 's', // pid runs (fd: the pseudo-terminal's master with JAIL_EXEC_TTY_MASTER)
 	JAIL_MSG_FAILED = 'f',  // it did not start: errno in value, the step in flags
-	JAIL_MSG_EXITED = 'x',  // pid ended: wait status in value, JAIL_PROC_TIMED_OUT, end in ns2
+	JAIL_MSG_EXITED = 'x',  // pid ended: wait status in value, JAIL_PROC_TIMED_OUT, its timeout in ns1, end in ns2
 	JAIL_MSG_PROC = 'p',    // a process record: flags, value, ns1/ns2, argv (argc) and cwd
 	JAIL_MSG_END = 'e',     // the end of a list
 	JAIL_MSG_OK = 'k',

@@ -7,6 +7,7 @@
 //
 // Its descriptors: 0 the keeper's end of a socket pair (sessions arrive there), 1 and 2
 // /dev/null, 3 jail's binary (its helpers run from it: Landlock lets this one file execute).
+// Its argument: the sandbox's default timeout of a command, in ns (the plan's [limits] timeout).
 // Its environment is the sandbox's, its working directory the sandbox's cwd. It is
 // non-dumpable, so the commands can neither trace it nor read its memory or descriptors
 // through /proc, and it ignores every signal that would end it but SIGKILL (and SIGSTOP): a
@@ -56,6 +57,7 @@ struct proc {
 	int running, status, timed_out, released;
 	int64_t started, ended; // CLOCK_REALTIME
 	int64_t deadline;       // CLOCK_MONOTONIC, 0: none
+	int64_t timeout;        // what the deadline was set from (ns), for the message
 	int stdin_w, master;    // -1: none
 	int session;            // the session that waits for it or kills it on close; -1
 	int32_t keep;
@@ -75,6 +77,7 @@ struct waiter {
 
 static struct proc *procs;
 static int *sessions, nsessions;
+static int64_t default_timeout; // of a command whose request names none (ns; 0: none): argv[1]
 static struct waiter *waiters;
 static int nwaiters;
 static int devnull = -1;
@@ -150,7 +153,7 @@ static void evict(void) {
 }
 
 static void send_exited(int session, const struct proc *p) {
-	struct jail_msg m = {.type = JAIL_MSG_EXITED, .pid = p->pid, .value = p->status, .ns2 = p->ended};
+	struct jail_msg m = {.type = JAIL_MSG_EXITED, .pid = p->pid, .value = p->status, .ns1 = p->timeout, .ns2 = p->ended};
 	if (p->timed_out)
 		m.flags |= JAIL_PROC_TIMED_OUT;
 	jail_send(session, &m, NULL, 0, NULL, 0);
@@ -479,7 +482,8 @@ static void start(int session, const struct jail_msg *m, char *payload, int *fds
 	p->flags = f;
 	p->running = 1;
 	p->started = now(CLOCK_REALTIME);
-	p->deadline = m->ns1 > 0 ? now(CLOCK_MONOTONIC) + m->ns1 : 0;
+	p->timeout = m->ns1 == 0 ? default_timeout : m->ns1; // < 0: none
+	p->deadline = p->timeout > 0 ? now(CLOCK_MONOTONIC) + p->timeout : 0;
 	p->stdin_w = in_w;
 	p->master = master;
 	p->session = f & (JAIL_EXEC_WAIT | JAIL_EXEC_KILL_ON_CLOSE) ? session : -1;
@@ -734,6 +738,8 @@ __attribute__((constructor)) static void become_spawner(int argc, char **argv) {
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		_exit(125);
 	prctl(PR_SET_NAME, jail_spawner_arg0, 0, 0, 0); // not "3", after the descriptor it ran from
+	if (argc > 1)
+		default_timeout = strtoll(argv[1], NULL, 10);
 	static const int ignored[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM,
 	                              SIGTSTP, SIGTTIN, SIGTTOU, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGIO, SIGWINCH};
 	for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++)
