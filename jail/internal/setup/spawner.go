@@ -32,7 +32,7 @@ func (s *setup) startSpawner() (int, error) {
 	defer null.Close()
 	s.exec = []string{"/proc/self/fd/" + strconv.Itoa(bin)}
 	return s.startRestricted(launch{
-		path:  "/proc/self/fd/" + strconv.Itoa(binaryFd), // the child's own, once its descriptors are placed
+		path:  "/proc/self/fd/" + strconv.Itoa(binaryFd),                                                   // the child's own, once its descriptors are placed
 		argv:  []string{spawn.SpawnerArg0, strconv.FormatInt(int64(s.spec.Limits.TimeoutSeconds*1e9), 10)}, // the default timeout
 		files: []uintptr{os.Stdin.Fd(), null.Fd(), null.Fd(), uintptr(bin)},
 	})
