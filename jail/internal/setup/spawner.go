@@ -31,9 +31,10 @@ func (s *setup) startSpawner() (int, error) {
 	}
 	defer null.Close()
 	s.exec = []string{"/proc/self/fd/" + strconv.Itoa(bin)}
+	timeout := strconv.FormatInt(int64(s.spec.Limits.TimeoutSeconds*1e9), 10) // its commands' default
 	return s.startRestricted(launch{
-		path:  "/proc/self/fd/" + strconv.Itoa(binaryFd),                                                   // the child's own, once its descriptors are placed
-		argv:  []string{spawn.SpawnerArg0, strconv.FormatInt(int64(s.spec.Limits.TimeoutSeconds*1e9), 10)}, // the default timeout
+		path:  "/proc/self/fd/" + strconv.Itoa(binaryFd), // the child's own, once its descriptors are placed
+		argv:  []string{spawn.SpawnerArg0, timeout},
 		files: []uintptr{os.Stdin.Fd(), null.Fd(), null.Fd(), uintptr(bin)},
 	})
 }
