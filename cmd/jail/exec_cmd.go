@@ -33,7 +33,7 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 // runExec is `jail exec`: the command gets this process's own stdio as descriptors (client.Start
 // passes them to the sandbox's spawner), so nothing relays its output; with -t the spawner sends
 // back the master of the terminal it made, which this process relays. Its common form never gets
-// here: the constructor sends the same request before Go's runtime (spawn/exec.c), and leaves
+// here: the constructor sends the same request before Go's runtime (spawn/fast.c), and leaves
 // the rest, and every failure to start, to this.
 func runExec(args []string, stdio jail.Stdio) int {
 	fs := flag.NewFlagSet("jail exec", flag.ContinueOnError)

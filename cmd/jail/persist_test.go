@@ -436,7 +436,7 @@ func TestBinaryLeavesNetHTTPOut(t *testing.T) {
 	}
 }
 
-// TestExecBothPathsAgree: jail exec's common form runs before Go's runtime (spawn/exec.c); with
+// TestExecBothPathsAgree: jail exec's common form runs before Go's runtime (spawn/fast.c); with
 // an option only Go takes (--timeout, here the sandbox's own default again) it runs in Go. The
 // two must answer alike: output, exit status, jail's messages.
 func TestExecBothPathsAgree(t *testing.T) {
@@ -469,5 +469,37 @@ func TestExecBothPathsAgree(t *testing.T) {
 	_, errOut, code := runJail(t, "exec", id, "--", "sleep", "5")
 	if code != 124 || errOut != "jail: timeout: killed the command after 300ms\n" {
 		t.Errorf("the sandbox's default timeout: exit %d, %q", code, errOut)
+	}
+}
+
+// TestRmManyAndDead: rm -f of several sandboxes at once, before Go's runtime (spawn/fast.c), and
+// with one whose keeper is dead among them (Go then removes them all).
+func TestRmManyAndDead(t *testing.T) {
+	dir := t.TempDir()
+	a, b := createSandbox(t, dir), createSandbox(t, dir, "--name", "rm-many")
+	if _, errOut, code := runJail(t, "rm", "-f", a, "rm-many"); code != 0 {
+		t.Fatalf("rm -f of two: exit %d, %s", code, errOut)
+	}
+	for _, id := range []string{a, b} {
+		if _, err := os.Lstat(sandboxDir(id)); err == nil {
+			t.Errorf("%s stays after rm -f", id)
+		}
+	}
+	c, d := createSandbox(t, dir), createSandbox(t, dir)
+	syscall.Kill(keeperOf(t, d), syscall.SIGKILL)
+	eventually(t, "the killed keeper's lock released", func() bool {
+		out, _, _ := runJail(t, "inspect", d)
+		return strings.Contains(out, `"state": "dead"`)
+	})
+	if _, errOut, code := runJail(t, "rm", "-f", c, d); code != 0 {
+		t.Fatalf("rm -f of a live one and a dead one: exit %d, %s", code, errOut)
+	}
+	for _, id := range []string{c, d} {
+		if _, err := os.Lstat(sandboxDir(id)); err == nil {
+			t.Errorf("%s stays after rm -f", id)
+		}
+	}
+	if _, errOut, code := runJail(t, "rm", "-f", "jb_000000000000"); code != 125 || !strings.Contains(errOut, "no such sandbox") {
+		t.Errorf("rm -f of no sandbox: exit %d, %q", code, errOut)
 	}
 }

@@ -9,7 +9,7 @@ import "C"
 
 import "unsafe"
 
-// formatDuration is exec.c's jail_format_duration, for its test against time.Duration.String.
+// formatDuration is fast.c's jail_format_duration, for its test against time.Duration.String.
 func formatDuration(ns int64) string {
 	buf := (*C.char)(C.malloc(64))
 	defer C.free(unsafe.Pointer(buf))

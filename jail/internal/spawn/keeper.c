@@ -258,6 +258,9 @@ static int first_message(struct keeper *k, int i) {
 	}
 	switch (m.type) {
 	case JAIL_MSG_STOP:
+		// Read, not only peeked: a socket closed with a message unread makes the peer's next
+		// read fail (ECONNRESET) before it gets the answer queued for it.
+		recv(fd, &m, sizeof m, 0);
 		teardown(k, 1);
 		answer(fd, JAIL_MSG_OK, 0);
 		return -1;

@@ -121,8 +121,10 @@ pid_t jail_fork_keeper(uint32_t ns);
 extern int jail_keeper_link;
 
 // jail_exec_fast runs `jail exec`'s common form before Go's runtime and exits with the command's
-// status (exec.c); it returns when the command line or the sandbox is not one it takes, for Go.
+// status; jail_rm_fast runs `jail rm -f ID...` (fast.c). Each returns when the command line or a
+// sandbox is not one it takes, for Go.
 void jail_exec_fast(int argc, char **argv);
+void jail_rm_fast(int argc, char **argv);
 
 // jail_become_pid1 makes the calling init the sandbox's pid 1 (pid1.c), which never returns here,
 // and returns in its child, the setup, which goes on into Go's runtime with jail_pid1_link_fd and

@@ -263,6 +263,10 @@ __attribute__((constructor)) static void start_early(int argc, char **argv) {
 		jail_exec_fast(argc, argv); // returns only when Go is to do it
 		return;
 	}
+	if (argc > 1 && strcmp(argv[1], "rm") == 0) {
+		jail_rm_fast(argc, argv); // likewise
+		return;
+	}
 	if (!(create = creates_sandbox(argc, argv, &net)) && !runs_command(argc, argv, &net))
 		return;
 	// A caller that ignores SIGCHLD passes that on, and the kernel would then reap this process's

@@ -1,12 +1,18 @@
-// `jail exec` before Go's runtime. A Go program's start (its runtime, its packages' set-up) costs
-// more than a millisecond and a half of CPU, most of what `jail exec ID -- /bin/true` took, which
-// left it at 0.6 of a whole one-shot run. This constructor takes the common form of the command
-// line itself — `jail exec [-i] [--cwd DIR] [--env NAME[=VALUE]]... ID [--] COMMAND [ARG...]` —
-// and sends the sandbox's spawner the request jail/client's Start sends (session.h), with this
-// process's stdio as the command's, forwards the signals it gets, and exits with the command's
-// status. Everything else returns to Go, which does it all: other options (-t, --timeout,
-// --help), a runtime directory or sandbox it cannot take as is, a sandbox that does not answer,
-// and a start that fails — nothing ran then, and Go asks again to report it as jail's one line.
+// `jail exec` and `jail rm -f` before Go's runtime. A Go program's start (its runtime, its
+// packages' set-up) costs more than a millisecond and a half of CPU: most of what
+// `jail exec ID -- /bin/true` took (0.6 of a whole one-shot run), and of `jail rm -f ID` but the
+// sandbox's teardown. spawn_early.c's constructor hands their common forms here:
+//
+//   - `jail exec [-i] [--cwd DIR] [--env NAME[=VALUE]]... ID [--] COMMAND [ARG...]` sends the
+//     sandbox's spawner the request jail/client's Start sends (session.h), with this process's
+//     stdio as the command's, forwards the signals it gets, and exits with the command's status;
+//   - `jail rm -f ID...` asks each keeper to stop, as jail/client's Delete does, and waits until
+//     each has exited.
+//
+// Everything else returns to Go, which does it all: other options (-t, --timeout, --help, rm
+// without -f), a runtime directory or sandbox it cannot take as is, a sandbox that does not
+// answer, and a start that fails — nothing ran then, and Go asks again to report it as jail's
+// one line.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -170,6 +176,20 @@ static int wait_exit(int sock, int signals, pid_t pid, const char *id) {
 	}
 }
 
+// dial connects to the control socket at path; -1 when it cannot.
+static int dial(const char *path) {
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof addr.sun_path)
+		return -1;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sock >= 0 && connect(sock, (struct sockaddr *)&addr, sizeof addr) < 0) {
+		close(sock);
+		sock = -1;
+	}
+	return sock;
+}
+
 void jail_exec_fast(int argc, char **argv) {
 	int stdin_too = 0, envc = 0, i = 2;
 	const char *cwd = "", *v;
@@ -218,12 +238,8 @@ void jail_exec_fast(int argc, char **argv) {
 		m.flags |= JAIL_EXEC_STDIN_FD;
 	size_t len;
 	char *payload = request(&m, argv + i, argc - i, env, envc, cwd, &len);
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	int sock = -1, pipe_fds[2] = {-1, -1};
-	if (payload == NULL || strlen(path) >= sizeof addr.sun_path || pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) < 0)
-		goto undo;
-	memcpy(addr.sun_path, path, strlen(path) + 1);
-	if ((sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 || connect(sock, (struct sockaddr *)&addr, sizeof addr) < 0)
+	if (payload == NULL || pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) < 0 || (sock = dial(path)) < 0)
 		goto undo;
 	// Caught before the command can exist, so that none is lost on the way.
 	signal_pipe = pipe_fds[1];
@@ -260,6 +276,59 @@ go:
 			free(env[k]);
 	free(env);
 	free(made);
+}
+
+void jail_rm_fast(int argc, char **argv) {
+	int i = 2, force = 0;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "-f") != 0 && strcmp(argv[i], "--f") != 0 && strcmp(argv[i], "-force") != 0 &&
+		    strcmp(argv[i], "--force") != 0)
+			return; // --help, anything else: Go
+		force = 1;
+	}
+	if (!force || i >= argc) // without -f, rm asks the spawner first what runs: Go does that
+		return;
+	int n = argc - i, *socks = calloc(n, sizeof *socks);
+	if (socks == NULL)
+		return;
+	// Every sandbox reached before any is stopped: otherwise Go does it all, from the start.
+	int k = 0;
+	for (char path[PATH_MAX]; k < n; k++)
+		if (sandbox_socket(argv[i + k], path, sizeof path) < 0 || (socks[k] = dial(path)) < 0)
+			break;
+	if (k < n) {
+		while (k-- > 0)
+			close(socks[k]);
+		free(socks);
+		return;
+	}
+	for (k = 0; k < n; k++) {
+		struct jail_msg m = {.type = JAIL_MSG_STOP};
+		char buf[sizeof m];
+		int got[JAIL_MSG_MAX_FDS], ngot;
+		ssize_t r = jail_send(socks[k], &m, NULL, 0, NULL, 0) < 0 ? -1 : jail_recv(socks[k], buf, sizeof buf, got, &ngot);
+		if (r > 0) {
+			jail_close_fds(got, ngot);
+			memcpy(&m, buf, sizeof m);
+		}
+		if (r <= 0 || m.type != JAIL_MSG_OK) {
+			// This one's keeper went away meanwhile: Go removes what is left of it, and the rest.
+			char **rest = calloc(n - k + 4, sizeof *rest);
+			if (rest != NULL) {
+				rest[0] = argv[0];
+				rest[1] = "rm";
+				rest[2] = "-f";
+				memcpy(rest + 3, argv + i + k, (n - k) * sizeof *rest);
+				execv("/proc/self/exe", rest);
+			}
+			fprintf(stderr, "jail: rm %s: its keeper did not answer\n", argv[i + k]);
+			_exit(125);
+		}
+		while ((r = recv(socks[k], buf, sizeof buf, 0)) > 0 || (r < 0 && errno == EINTR))
+			; // the end of the connection: the keeper has exited
+		close(socks[k]);
+	}
+	_exit(0);
 }
 
 // jail_format_duration writes ns as Go's time.Duration.String does ("1.5s", "100ms", "1h0m0s"):
