@@ -17,8 +17,9 @@ need hyperfine jq python3
 count=${COUNT:-200}
 
 work=$(mktemp -d /tmp/jail-bench-persist.XXXXXX)
+# The runtime directory on a tmpfs, as $XDG_RUNTIME_DIR is where a session has one.
 export JAIL_RUNTIME_DIR
-JAIL_RUNTIME_DIR=$(mktemp -d /tmp/jr-bench.XXXXXX)
+JAIL_RUNTIME_DIR=$(mktemp -d "$([ -d /dev/shm ] && echo /dev/shm || echo /tmp)/jr-bench.XXXXXX")
 cleanup() {
 	"$jail" ls --json 2>/dev/null | jq -r '.sandboxes[].id' | xargs -r -n 50 "$jail" rm -f >/dev/null 2>&1 || true
 	rm -rf "$work" "$JAIL_RUNTIME_DIR"

@@ -159,14 +159,9 @@ func TestEarlyInitKnowsEveryFlag(t *testing.T) {
 		if noCommand[f.Name] {
 			return
 		}
-		args := []string{"-v", "--" + f.Name}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
-			v, ok := values[f.Name]
-			if !ok {
-				t.Errorf("--%s takes a value this test has no sample of: add one, and the option to spawn_early.c's table", f.Name)
-				return
-			}
-			args = append(args, v)
+		args, ok := flagArgs(t, f, values, "-v")
+		if !ok {
+			return
 		}
 		_, errOut, code := runJailIn(t, dir, "", append(args, "--", "true")...)
 		if code != 0 || !strings.Contains(errOut, "init started early, before jail's own runtime") || strings.Contains(errOut, "does not fit") {
@@ -205,6 +200,21 @@ func startReadingProfile(t *testing.T, dir string, args ...string) (*exec.Cmd, s
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return cmd, fifo
+}
+
+// flagArgs is the flag f on a command line after before: --NAME, and its sample value from values
+// when it takes one; ok is false (and t fails) when it takes one values has no sample of.
+func flagArgs(t *testing.T, f *flag.Flag, values map[string]string, before ...string) (args []string, ok bool) {
+	t.Helper()
+	args = append(before, "--"+f.Name)
+	if b, isBool := f.Value.(interface{ IsBoolFlag() bool }); isBool && b.IsBoolFlag() {
+		return args, true
+	}
+	v, ok := values[f.Name]
+	if !ok {
+		t.Errorf("--%s takes a value this test has no sample of: add one, and the option to spawn_early.c's table", f.Name)
+	}
+	return append(args, v), ok
 }
 
 // openFIFOWriter opens the FIFO at path for writing once a reader (jail, reading its profile) has

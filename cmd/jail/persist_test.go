@@ -352,14 +352,9 @@ func TestEarlyKeeperKnowsEveryFlag(t *testing.T) {
 		if f.Name == "h" || f.Name == "help" {
 			return
 		}
-		args := []string{"create", "-v", "--" + f.Name}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
-			v, ok := values[f.Name]
-			if !ok {
-				t.Errorf("--%s takes a value this test has no sample of: add one, and the option to spawn_early.c's table", f.Name)
-				return
-			}
-			args = append(args, v)
+		args, ok := flagArgs(t, f, values, "create", "-v")
+		if !ok {
+			return
 		}
 		out, errOut, code := runJailIn(t, dir, "", args...)
 		if code == 0 {

@@ -10,6 +10,17 @@ import (
 	"github.com/jail-sandbox/jail/jail/client"
 )
 
+// decodeCommand reads an exec or start request and turns it into the client's Command (without
+// its stdio).
+func decodeCommand(r *request) (*api.ExecRequest, client.Command, error) {
+	req := &api.ExecRequest{}
+	if err := decode(r, req); err != nil {
+		return nil, client.Command{}, err
+	}
+	cmd, err := command(req)
+	return req, cmd, err
+}
+
 // command turns an exec or start request into the client's Command (without its stdio).
 func command(req *api.ExecRequest) (client.Command, error) {
 	argv, err := req.Argv()
@@ -46,12 +57,7 @@ func (s *Server) feed(id string, pid int, req *api.ExecRequest) error {
 // exit last. The command writes into pipes of this process's (or its terminal's master, which
 // the spawner sends back); closing the connection kills it.
 func (s *Server) exec(w *response, r *request, id string, br *bufio.Reader) {
-	var req api.ExecRequest
-	if err := decode(r, &req); err != nil {
-		w.error(err)
-		return
-	}
-	cmd, err := command(&req)
+	req, cmd, err := decodeCommand(r)
 	if err != nil {
 		w.error(err)
 		return
@@ -97,7 +103,7 @@ func (s *Server) exec(w *response, r *request, id string, br *bufio.Reader) {
 	ctx := longRequest(w, br)
 	w.head(200, "application/x-ndjson", -1)
 	w.event(api.Event{Event: api.EventStart, PID: run.PID})
-	if err := s.feed(id, run.PID, &req); err != nil {
+	if err := s.feed(id, run.PID, req); err != nil {
 		w.event(api.Event{Event: api.EventError, Error: api.AsError(err)})
 		return
 	}
@@ -176,12 +182,7 @@ func closeAll(files []*os.File) {
 // background answers POST /v1/sandboxes/{id}/processes: the command starts with its output
 // kept, and the answer is its record.
 func (s *Server) background(w *response, r *request, id string) {
-	var req api.ExecRequest
-	if err := decode(r, &req); err != nil {
-		w.error(err)
-		return
-	}
-	cmd, err := command(&req)
+	req, cmd, err := decodeCommand(r)
 	if err != nil {
 		w.error(err)
 		return
@@ -192,7 +193,7 @@ func (s *Server) background(w *response, r *request, id string) {
 		w.error(err)
 		return
 	}
-	if err := s.feed(id, run.PID, &req); err != nil {
+	if err := s.feed(id, run.PID, req); err != nil {
 		w.error(err)
 		return
 	}
