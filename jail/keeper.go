@@ -104,6 +104,9 @@ func (k *Keeper) Dir(dir, nameLink string, lock *os.File) error {
 // opts, only Verbose matters.
 func (k *Keeper) Start(spec *plan.Spec, opts Options) error {
 	log := opts.log()
+	if err := makeCaches(spec); err != nil { // caches.go
+		return err
+	}
 	flags, names := wire.CloneFlags(spec.Namespaces)
 	if flags != k.ns {
 		log.Printf("host: the plan does not fit the init the keeper started: starting another")

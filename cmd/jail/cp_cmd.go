@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 
@@ -19,9 +20,9 @@ outside DEST.
 `
 
 func runCp(args []string, stdio jail.Stdio) int {
-	fs, help := subcommandFlags("jail cp", cpUsage, stdio)
-	if code, done := parse(fs, args, help, cpUsage, stdio); done {
-		return code
+	fs := flag.NewFlagSet("jail cp", flag.ContinueOnError)
+	if status, done := parseSubcommand(fs, "cp", cpUsage, args, stdio); done {
+		return status
 	}
 	if fs.NArg() != 2 {
 		fmt.Fprint(stdio.Err, "jail: cp: give a source and a destination, one of them ID:PATH (see jail cp --help)\n")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/jail-sandbox/jail/api"
@@ -35,14 +34,11 @@ type createFlags struct {
 	ttl         string
 	json        bool
 	verbose     bool
-	help        bool
 }
 
-func newCreateFlagSet(w io.Writer) (*flag.FlagSet, *createFlags) {
+func newCreateFlagSet() (*flag.FlagSet, *createFlags) {
 	f := &createFlags{}
 	fs := flag.NewFlagSet("jail create", flag.ContinueOnError)
-	fs.SetOutput(w)
-	fs.Usage = func() { fmt.Fprint(w, createUsage) }
 	sandboxFlags(fs, &f.profile, &f.overlay)
 	fs.StringVar(&f.name, "name", "", "")
 	fs.Var(&f.labels, "label", "")
@@ -51,8 +47,6 @@ func newCreateFlagSet(w io.Writer) (*flag.FlagSet, *createFlags) {
 	fs.BoolVar(&f.json, "json", false, "")
 	fs.BoolVar(&f.verbose, "v", false, "")
 	fs.BoolVar(&f.verbose, "verbose", false, "")
-	fs.BoolVar(&f.help, "h", false, "")
-	fs.BoolVar(&f.help, "help", false, "")
 	return fs, f
 }
 
@@ -64,16 +58,9 @@ func runCreate(args []string, stdio jail.Stdio) int {
 	if k != nil {
 		defer k.Close() // a no-op once the keeper holds the sandbox; else it removes it all
 	}
-	fs, f := newCreateFlagSet(stdio.Err)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return exitFailure
-	}
-	if f.help {
-		fmt.Fprint(stdio.Out, createUsage)
-		return 0
+	fs, f := newCreateFlagSet()
+	if status, done := parseSubcommand(fs, "create", createUsage, args, stdio); done {
+		return status
 	}
 	sb, err := create(k, kerr, fs, f, stdio)
 	if err != nil {

@@ -37,9 +37,7 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 // the rest, and every failure to start, to this.
 func runExec(args []string, stdio jail.Stdio) int {
 	fs := flag.NewFlagSet("jail exec", flag.ContinueOnError)
-	fs.SetOutput(stdio.Err)
-	fs.Usage = func() { fmt.Fprint(stdio.Err, execUsage) }
-	var interactive, terminal, help bool
+	var interactive, terminal bool
 	var cwd, timeout string
 	var env stringList
 	fs.BoolVar(&interactive, "i", false, "")
@@ -47,17 +45,8 @@ func runExec(args []string, stdio jail.Stdio) int {
 	fs.StringVar(&cwd, "cwd", "", "")
 	fs.Var(&env, "env", "")
 	fs.StringVar(&timeout, "timeout", "", "")
-	fs.BoolVar(&help, "h", false, "")
-	fs.BoolVar(&help, "help", false, "")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return exitFailure
-	}
-	if help {
-		fmt.Fprint(stdio.Out, execUsage)
-		return 0
+	if status, done := parseSubcommand(fs, "exec", execUsage, args, stdio); done {
+		return status
 	}
 	rest := fs.Args()
 	if len(rest) > 1 && rest[1] == "--" {

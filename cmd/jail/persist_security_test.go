@@ -45,7 +45,7 @@ func TestPolicyFixedAtCreate(t *testing.T) {
 		}
 	}
 	for _, flag := range []string{"--rw", "--net", "-p", "--allow-host"} {
-		if _, errOut, code := runJail(t, "exec", flag, outside, id, "--", "true"); code != 125 || !strings.Contains(errOut, "flag provided but not defined") {
+		if _, errOut, code := runJail(t, "exec", flag, outside, id, "--", "true"); code != 125 || !strings.Contains(errOut, "unknown option") {
 			t.Errorf("exec %s: exit %d, %s; want the flag refused", flag, code, errOut)
 		}
 	}
@@ -189,7 +189,8 @@ func TestOtherUsersCannotReachASandbox(t *testing.T) {
 	t.Run("jailtest's sandbox, jailtest2", func(t *testing.T) {
 		dir := filepath.Join(os.TempDir(), "jr-"+other.Username)
 		os.RemoveAll(dir)
-		t.Cleanup(func() { asUser(other, dir, "", "prune"); os.RemoveAll(dir) })
+		os.RemoveAll(dir + "-cache")
+		t.Cleanup(func() { asUser(other, dir, "", "prune"); os.RemoveAll(dir); os.RemoveAll(dir + "-cache") })
 		work, err := os.MkdirTemp("", "jw")
 		if err != nil {
 			t.Fatal(err)
@@ -268,7 +269,8 @@ func testUser(t *testing.T, name string) *user.User {
 func asUser(u *user.User, rundir, dir string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	argv := append([]string{"-u", u.Username, "--", "env", "JAIL_RUNTIME_DIR=" + rundir, "HOME=/", jailBin}, args...)
+	// the caches (the default profile's) next to the runtime directory, rundir+"-cache"
+	argv := append([]string{"-u", u.Username, "--", "env", "JAIL_RUNTIME_DIR=" + rundir, "XDG_CACHE_HOME=" + rundir + "-cache", "HOME=/", jailBin}, args...)
 	cmd := exec.CommandContext(ctx, "runuser", argv...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()

@@ -346,12 +346,10 @@ func TestEarlyKeeperKnowsEveryFlag(t *testing.T) {
 		"p": "agent", "profile": "agent", "ro": "/usr", "rw": dir, "hide": filepath.Join(dir, "secret"),
 		"tmpfs": "/workspace", "net": "host", "allow-host": "example.com", "env": "FOO=1", "cwd": dir,
 		"timeout": "1m", "name": "flag-test", "label": "a=b", "idle-timeout": "1h", "ttl": "1h",
+		"cache": "go",
 	}
-	fs, _ := newCreateFlagSet(io.Discard)
+	fs, _ := newCreateFlagSet()
 	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == "h" || f.Name == "help" {
-			return
-		}
 		args, ok := flagArgs(t, f, values, "create", "-v")
 		if !ok {
 			return
@@ -399,8 +397,8 @@ func TestCreateRequestIsCreatesFlags(t *testing.T) {
 	if err != nil || args[0] != "create" {
 		t.Fatalf("CreateArgs: %q, %v", args, err)
 	}
-	fs, f := newCreateFlagSet(io.Discard)
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
+	fs, f := newCreateFlagSet()
+	if err := parseFlags(fs, "create", args[1:]); err != nil || fs.NArg() != 0 {
 		t.Fatalf("jail %q: %v", args, err)
 	}
 	o := f.overlay

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -22,10 +23,10 @@ removes those).
 `
 
 func runLs(args []string, stdio jail.Stdio) int {
-	fs, help := subcommandFlags("jail ls", lsUsage, stdio)
+	fs := flag.NewFlagSet("jail ls", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "")
-	if code, done := parse(fs, args, help, lsUsage, stdio); done {
-		return code
+	if status, done := parseOptionsOnly(fs, "ls", strings.TrimSpace(lsUsage), args, stdio); done {
+		return status
 	}
 	list, err := client.New().List(client.ListOptions{})
 	if err != nil {
@@ -53,9 +54,9 @@ Prints a persistent sandbox as JSON: its profile, grants, network, state, times 
 `
 
 func runInspect(args []string, stdio jail.Stdio) int {
-	fs, help := subcommandFlags("jail inspect", inspectUsage, stdio)
-	if code, done := parse(fs, args, help, inspectUsage, stdio); done {
-		return code
+	fs := flag.NewFlagSet("jail inspect", flag.ContinueOnError)
+	if status, done := parseSubcommand(fs, "inspect", inspectUsage, args, stdio); done {
+		return status
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprint(stdio.Err, "jail: inspect: give one sandbox: jail inspect ID\n")
@@ -75,11 +76,11 @@ where a command started by jail exec (or the API) still runs is left alone.
 `
 
 func runRm(args []string, stdio jail.Stdio) int {
-	fs, help := subcommandFlags("jail rm", rmUsage, stdio)
+	fs := flag.NewFlagSet("jail rm", flag.ContinueOnError)
 	force := fs.Bool("f", false, "")
 	fs.BoolVar(force, "force", false, "")
-	if code, done := parse(fs, args, help, rmUsage, stdio); done {
-		return code
+	if status, done := parseSubcommand(fs, "rm", rmUsage, args, stdio); done {
+		return status
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprint(stdio.Err, "jail: rm: give the sandboxes to remove: jail rm [-f] ID...\n")
@@ -102,9 +103,9 @@ died) and the leftovers of interrupted creates, and prints their ids.
 `
 
 func runPrune(args []string, stdio jail.Stdio) int {
-	fs, help := subcommandFlags("jail prune", pruneUsage, stdio)
-	if code, done := parse(fs, args, help, pruneUsage, stdio); done {
-		return code
+	fs := flag.NewFlagSet("jail prune", flag.ContinueOnError)
+	if status, done := parseOptionsOnly(fs, "prune", strings.TrimSpace(pruneUsage), args, stdio); done {
+		return status
 	}
 	removed, err := client.New().Prune()
 	for _, id := range removed {
@@ -116,27 +117,16 @@ func runPrune(args []string, stdio jail.Stdio) int {
 	return 0
 }
 
-// subcommandFlags is a subcommand's flag set, with -h and --help.
-func subcommandFlags(name, usage string, stdio jail.Stdio) (*flag.FlagSet, *bool) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stdio.Err)
-	fs.Usage = func() { fmt.Fprint(stdio.Err, usage) }
-	help := fs.Bool("h", false, "")
-	fs.BoolVar(help, "help", false, "")
-	return fs, help
-}
-
-// parse parses args; done says the command is over (a parse error or --help), with code.
-func parse(fs *flag.FlagSet, args []string, help *bool, usage string, stdio jail.Stdio) (code int, done bool) {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0, true
-		}
-		return exitFailure, true
-	}
-	if *help {
+// parseSubcommand is parseFlags for a subcommand that takes arguments after its options: -h and
+// --help print its usage on stdout (status 0); a mistake is jail's one line (125). done says the
+// caller returns status.
+func parseSubcommand(fs *flag.FlagSet, cmd, usage string, args []string, stdio jail.Stdio) (status int, done bool) {
+	switch err := parseFlags(fs, cmd, args); {
+	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(stdio.Out, usage)
 		return 0, true
+	case err != nil:
+		return fail(stdio.Err, err), true
 	}
 	return 0, false
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jail-sandbox/jail/jail"
@@ -19,10 +21,10 @@ without this server.
 `
 
 func runServe(args []string, stdio jail.Stdio) int {
-	fs, help := subcommandFlags("jail serve", serveUsage, stdio)
+	fs := flag.NewFlagSet("jail serve", flag.ContinueOnError)
 	socket := fs.String("socket", "", "")
-	if code, done := parse(fs, args, help, serveUsage, stdio); done {
-		return code
+	if status, done := parseOptionsOnly(fs, "serve", strings.TrimSpace(serveUsage), args, stdio); done {
+		return status
 	}
 	path := *socket
 	if path == "" {
