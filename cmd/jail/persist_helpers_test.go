@@ -84,13 +84,29 @@ func mustExec(t *testing.T, id, script string) string {
 // sandboxDir is a sandbox's state directory.
 func sandboxDir(id string) string { return filepath.Join(runtimeDir, id) }
 
-// sandboxPidNS is the pid namespace of sandbox id ("pid:[INODE]"), as its commands see it.
+// sandboxPidNS is the pid namespace of sandbox id ("pid:[INODE]"), as its commands see it. The
+// test holds it open to its end: a namespace freed gives its inode number back, and a sandbox
+// created meanwhile, by this test or another running at the same time, could get it and pass
+// for this one's processes still alive.
 func sandboxPidNS(t *testing.T, id string) string {
 	t.Helper()
 	ns := strings.TrimSpace(mustExec(t, id, "readlink /proc/self/ns/pid"))
 	if !strings.HasPrefix(ns, "pid:[") {
 		t.Fatalf("sandbox %s: pid namespace %q", id, ns)
 	}
+	for _, pid := range processesIn(ns) {
+		f, err := os.Open(fmt.Sprintf("/proc/%d/ns/pid", pid))
+		if err != nil {
+			continue
+		}
+		if link, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd())); link != ns {
+			f.Close()
+			continue
+		}
+		t.Cleanup(func() { f.Close() })
+		return ns
+	}
+	t.Fatalf("sandbox %s: no process in its pid namespace %s to hold it by", id, ns)
 	return ns
 }
 
