@@ -74,6 +74,7 @@ type CreateRequest struct {
 	Grants      Grants            `json:"grants"`
 	Network     Network           `json:"network"`
 	Env         map[string]string `json:"env,omitempty"`
+	Cache       []string          `json:"cache,omitempty"`
 	Timeout     Duration          `json:"timeout,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	IdleTimeout Duration          `json:"idle_timeout,omitempty"`

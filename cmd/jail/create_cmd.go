@@ -15,8 +15,8 @@ import (
 
 const createUsage = `Usage: jail create [-p PROFILE] [--ro PATH] [--rw PATH] [--hide PATH] [--tmpfs PATH]
                    [--net MODE] [--allow-host PATTERN] [--allow-private] [--env NAME[=VALUE]]
-                   [--cwd DIR] [--timeout DURATION] [--name NAME] [--label KEY=VALUE]
-                   [--idle-timeout DURATION] [--ttl DURATION] [--json] [-v]
+                   [--cwd DIR] [--cache TOOL,...] [--timeout DURATION] [--name NAME]
+                   [--label KEY=VALUE] [--idle-timeout DURATION] [--ttl DURATION] [--json] [-v]
 
 Creates a persistent sandbox from a profile, as a run would build it, and prints its id once it
 is ready for jail exec. The current directory is the profile's $CWD. --timeout is the default

@@ -316,22 +316,39 @@ func TestKilledSpawnerEndsTheSandbox(t *testing.T) {
 	}
 }
 
-// TestCreateFailsLeavingNothing: a create that fails (a missing grant) leaves no sandbox, record,
-// process or name behind.
+// TestCreateFailsLeavingNothing: a create that fails leaves no sandbox, record, process or name
+// behind: a missing grant (init's setup fails), and the two plans a run finishes on the host once
+// its command ends, refused before anything starts.
 func TestCreateFailsLeavingNothing(t *testing.T) {
-	before, _ := os.ReadDir(runtimeDir)
-	_, errOut, code := runJail(t, "create", "--name", "failing", "--ro", "/nonexistent/path")
-	if code != 125 || !strings.Contains(errOut, "/nonexistent/path") {
-		t.Fatalf("create with a missing grant: exit %d, %q", code, errOut)
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
 	}
-	eventually(t, "nothing of the failed create left", func() bool {
-		after, _ := os.ReadDir(runtimeDir)
-		_, nameErr := os.Lstat(filepath.Join(runtimeDir, "names", "failing"))
-		return len(after) <= len(before)+1 && nameErr != nil // names/ may be new
-	})
-	for _, comm := range []string{"jail-keeper", "jail-init"} {
-		if out, _ := exec.Command("pgrep", "-x", "-P", strconv.Itoa(os.Getpid()), comm).Output(); len(out) > 0 {
-			t.Errorf("%s left: %s", comm, out)
+	overlay := filepath.Join(t.TempDir(), "overlay.toml")
+	writeFile(t, overlay, "extends = [\"agent\"]\n[filesystem]\nworkspace = \"overlay\"\n")
+	for _, c := range []struct {
+		dir  string
+		args []string
+		want string
+	}{
+		{t.TempDir(), []string{"--ro", "/nonexistent/path"}, "/nonexistent/path"},
+		{repo, []string{"-p", overlay}, "the overlay workspace"},
+		{repo, []string{"-p", "agent-commit"}, "git commit mode"},
+	} {
+		before, _ := os.ReadDir(runtimeDir)
+		_, errOut, code := runJailIn(t, c.dir, "", append([]string{"create", "--name", "failing"}, c.args...)...)
+		if code != 125 || !strings.Contains(errOut, c.want) {
+			t.Fatalf("create %s: exit %d, %q; want 125 and %q", c.args, code, errOut, c.want)
+		}
+		eventually(t, "nothing of the failed create left", func() bool {
+			after, _ := os.ReadDir(runtimeDir)
+			_, nameErr := os.Lstat(filepath.Join(runtimeDir, "names", "failing"))
+			return len(after) <= len(before)+1 && nameErr != nil // names/ may be new
+		})
+		for _, comm := range []string{"jail-keeper", "jail-init"} {
+			if out, _ := exec.Command("pgrep", "-x", "-P", strconv.Itoa(os.Getpid()), comm).Output(); len(out) > 0 {
+				t.Errorf("create %s: %s left: %s", c.args, comm, out)
+			}
 		}
 	}
 }
@@ -390,7 +407,7 @@ func TestCreateRequestIsCreatesFlags(t *testing.T) {
 		Name: "n", Profile: "readonly", Workdir: "/w", Cwd: "/c",
 		Grants:  api.Grants{Read: []string{"/r"}, Write: []string{"/rw"}, Hide: []string{"/h"}, Tmpfs: []string{"/t"}},
 		Network: api.Network{Mode: "proxy", AllowHosts: []string{"a.example", "b.example"}, AllowPrivate: true},
-		Env:     map[string]string{"A": "1", "B": "x=y"}, Timeout: api.Duration(time.Minute),
+		Env:     map[string]string{"A": "1", "B": "x=y"}, Cache: []string{"go", "npm"}, Timeout: api.Duration(time.Minute),
 		Labels: map[string]string{"k": "v"}, IdleTimeout: api.Duration(time.Hour), TTL: api.Duration(2 * time.Hour),
 	}
 	args, err := client.CreateArgs(req)
@@ -403,16 +420,28 @@ func TestCreateRequestIsCreatesFlags(t *testing.T) {
 	}
 	o := f.overlay
 	got := []any{f.name, f.profile, o.Process.Cwd, o.Filesystem.Read, o.Filesystem.Write, o.Filesystem.Hide, o.Filesystem.Tmpfs,
-		o.Network.Mode, o.Network.Allow, *o.Network.AllowPrivate, o.Process.Env, o.Limits.Timeout, []string(f.labels), f.idleTimeout, f.ttl, f.json}
+		o.Network.Mode, o.Network.Allow, *o.Network.AllowPrivate, o.Process.Env, o.Cache.Tools, o.Limits.Timeout, []string(f.labels), f.idleTimeout, f.ttl, f.json}
 	want := []any{"n", "readonly", "/c", []string{"/r"}, []string{"/rw"}, []string{"/h"}, []string{"/t"},
-		"proxy", []string{"a.example", "b.example"}, true, []string{"A=1", "B=x=y"}, "1m0s", []string{"k=v"}, "1h0m0s", "2h0m0s", true}
+		"proxy", []string{"a.example", "b.example"}, true, []string{"A=1", "B=x=y"}, []string{"go", "npm"}, "1m0s", []string{"k=v"}, "1h0m0s", "2h0m0s", true}
 	if g, w := fmt.Sprint(got), fmt.Sprint(want); g != w {
 		t.Errorf("jail %q parsed as\n%s\nwant\n%s", args, g, w)
 	}
 	// Every field of the request is one of the above: a new one must be added to CreateArgs.
-	if n := reflect.TypeOf(req).NumField(); n != 11 {
-		t.Errorf("CreateRequest has %d fields; this test and CreateArgs know 11", n)
+	if n := reflect.TypeOf(req).NumField(); n != 12 {
+		t.Errorf("CreateRequest has %d fields; this test and CreateArgs know 12", n)
 	}
+	// And every flag of jail create that describes the sandbox is one of the request's: a new
+	// flag of sandboxFlags needs a field (and docs/api.md a row).
+	given := map[string]bool{"p": true, "json": true, "v": true, "verbose": true} // -p is --profile; the rest are not the sandbox's
+	for _, a := range args[1:] {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		given[name] = true
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !given[f.Name] {
+			t.Errorf("jail create --%s has no field in api.CreateRequest", f.Name)
+		}
+	})
 }
 
 // TestBinaryLeavesNetHTTPOut: jail starts twice per run, and net/http's package set-up (with

@@ -34,6 +34,9 @@ func newRunFlagSet() (*flag.FlagSet, *runFlags) {
 	o := &f.overlay
 	fs.BoolVar(&f.opts.Quiet, "q", false, "")
 	fs.BoolVar(&f.opts.Quiet, "quiet", false, "")
+	// A run's own: an overlay's change set is finished when its command ends (workspace);
+	// a persistent sandbox has none yet (jail/persist refuses one from a profile).
+	fs.StringVar(&o.Filesystem.Workspace, "workspace", "", "")
 	fs.StringVar(&o.Sandbox.Fallback, "fallback", "", "")
 	fs.BoolFunc("allow-weaker", "", func(string) error {
 		yes := true
@@ -86,7 +89,6 @@ func sandboxFlags(fs *flag.FlagSet, profile *string, overlay *profiles.Profile) 
 	})
 	fs.Var((*stringList)(&o.Process.Env), "env", "")
 	fs.StringVar(&o.Process.Cwd, "cwd", "", "")
-	fs.StringVar(&o.Filesystem.Workspace, "workspace", "", "")
 	fs.StringVar(&o.Limits.Timeout, "timeout", "", "")
 }
 

@@ -109,6 +109,14 @@ func CreateArgs(req api.CreateRequest) ([]string, error) {
 		}
 		flag("env", kv)
 	}
+	if len(req.Cache) > 0 {
+		for _, tool := range req.Cache {
+			if tool == "" || strings.Contains(tool, ",") {
+				return nil, api.Errorf(api.InvalidArgument, "cache: %q is no tool's name", tool)
+			}
+		}
+		flag("cache", strings.Join(req.Cache, ","))
+	}
 	for _, d := range []struct {
 		name string
 		v    api.Duration

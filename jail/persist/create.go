@@ -53,6 +53,9 @@ func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (*api.Sandbox, error)
 	if err := exposes(spec, string(root)); err != nil {
 		return nil, err
 	}
+	if err := finishedAtTheEnd(spec); err != nil {
+		return nil, err
+	}
 	for _, w := range spec.Warnings {
 		fmt.Fprintf(opts.Warnings, "jail: warning: %s\n", w)
 	}
@@ -201,6 +204,19 @@ func exposes(spec *plan.Spec, root string) error {
 		if rel, err := filepath.Rel(m.Source, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 			return api.Errorf(api.InvalidArgument, "%s %s would show jail's runtime directory %s inside the sandbox; grant a directory beside it, or set XDG_RUNTIME_DIR elsewhere", m.Kind, m.Source, root)
 		}
+	}
+	return nil
+}
+
+// finishedAtTheEnd refuses what a run finishes on the host once its command has ended, which a
+// persistent sandbox, whose end is rm or a timer in the keeper, does not yet do: the overlay
+// workspace's change set and git commit mode's import of the commits made inside.
+func finishedAtTheEnd(spec *plan.Spec) error {
+	if m, ok := spec.WorkspaceOverlay(); ok {
+		return api.Errorf(api.InvalidArgument, "the overlay workspace (%s) is for a run: a persistent sandbox does not keep a change set yet; use workspace \"bind\"", m.Target)
+	}
+	if spec.Git != nil && spec.Git.Import != nil {
+		return api.Errorf(api.InvalidArgument, "git commit mode is for a run: a persistent sandbox does not import its commits yet; use a profile without [git] commit")
 	}
 	return nil
 }
