@@ -41,13 +41,9 @@ func (s *Server) connect(ctx context.Context, t target) (c net.Conn, err error) 
 	var refused *Denial
 	deadline := time.Now().Add(s.opts.DialTimeout)
 	for i, ip := range addrs {
-		if ok, reason, denyEntry := s.pol.addrAllowed(ip, t.port); !ok {
+		if d := s.pol.addrAllowed(t, ip); d != nil {
 			if refused == nil {
-				kind := hintPrivate
-				if denyEntry != "" {
-					kind = hintDeny
-				}
-				refused = newDenial(t.host(), t.port, reason, kind, denyEntry)
+				refused = d
 			}
 			continue
 		}

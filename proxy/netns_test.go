@@ -101,7 +101,7 @@ c --noproxy '*' http://192.0.2.1/
 	if len(denials) != 1 || denials[0].Host != "denied.test" {
 		t.Errorf("denials %+v", denials)
 	}
-	if s := Summary(denials); s != "jail: network: 1 connection(s) denied, to denied.test (allow with --allow-host or [network] allow)\n" {
+	if s := Summary(denials); s != "jail: network: 1 connection(s) denied, to denied.test (not in the allow list); to allow it, add it to the profile: [network] allow = [\"denied.test\"], or run jail with --allow-host denied.test\n" {
 		t.Errorf("summary %q", s)
 	}
 	if _, err := os.Stat(h.Socket); !os.IsNotExist(err) {

@@ -201,12 +201,12 @@ func (p *policy) decide(host string, port uint16) (target, *Denial) {
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	name, ip, err := normalizeHost(host)
 	if err != nil {
-		return target{}, newDenial(host, port, err.Error(), hintNone, "")
+		return target{}, newDenial(host, port, Invalid, err.Error())
 	}
 	t := target{name: name, ip: ip, port: port}
 	for i := range p.deny {
 		if p.deny[i].matches(name, ip, port, true) {
-			return t, newDenial(t.host(), port, fmt.Sprintf("it matches the deny entry %q", p.deny[i].text), hintDeny, p.deny[i].text)
+			return t, denyDenial(t.host(), port, fmt.Sprintf("it matches the deny entry %q", p.deny[i].text), p.deny[i].text)
 		}
 	}
 	for i := range p.allow {
@@ -215,32 +215,34 @@ func (p *policy) decide(host string, port uint16) (target, *Denial) {
 		}
 	}
 	if ip.IsValid() {
-		return t, newDenial(t.host(), port, "IP addresses are refused unless allowed literally", hintAllow, "")
+		return t, newDenial(t.host(), port, NotAllowed, "IP addresses are refused unless allowed literally")
 	}
-	return t, newDenial(t.host(), port, "it is not in the allow list", hintAllow, "")
+	return t, newDenial(t.host(), port, NotAllowed, "it is not in the allow list")
 }
 
-// addrAllowed checks one address a target resolved to (or its literal) before connecting.
-// An IPv4-mapped IPv6 address is judged as the IPv4 address it is (and dialed as such), so
-// ::ffff:127.0.0.1 is loopback. (Go's resolver returns A records in that form, too.)
-// denyEntry names the deny entry that refused it, if one did.
-func (p *policy) addrAllowed(resolved netip.Addr, port uint16) (ok bool, reason, denyEntry string) {
+// addrAllowed checks one address t resolved to (or its literal) before connecting, and says
+// why not. An IPv4-mapped IPv6 address is judged as the IPv4 address it is (and dialed as
+// such), so ::ffff:127.0.0.1 is loopback. (Go's resolver returns A records in that form, too.)
+func (p *policy) addrAllowed(t target, resolved netip.Addr) *Denial {
 	ip := resolved.Unmap()
 	for i := range p.deny {
-		if p.deny[i].ip.IsValid() && p.deny[i].matches("", ip, port, true) {
-			return false, fmt.Sprintf("%s matches the deny entry %q", ip, p.deny[i].text), p.deny[i].text
+		if p.deny[i].ip.IsValid() && p.deny[i].matches("", ip, t.port, true) {
+			return denyDenial(t.host(), t.port, fmt.Sprintf("%s matches the deny entry %q", ip, p.deny[i].text), p.deny[i].text)
 		}
 	}
 	for i := range p.allow {
-		if p.allow[i].ip.IsValid() && p.allow[i].matches("", ip, port, false) {
-			return true, "", ""
+		if p.allow[i].ip.IsValid() && p.allow[i].matches("", ip, t.port, false) {
+			return nil
 		}
 	}
 	class, never := classify(ip)
-	if class == "" || (p.allowPrivate && !never) {
-		return true, "", ""
+	switch {
+	case class == "" || (p.allowPrivate && !never):
+		return nil
+	case never:
+		return reservedDenial(t.host(), t.port, ip, fmt.Sprintf("%s is no destination (%s)", ip, class))
 	}
-	return false, fmt.Sprintf("%s is not a public address (%s)", ip, class), ""
+	return newDenial(t.host(), t.port, Private, fmt.Sprintf("%s is not a public address (%s)", ip, class))
 }
 
 func (t target) host() string {

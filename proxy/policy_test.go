@@ -143,16 +143,17 @@ func TestAddrGuard(t *testing.T) {
 		{"2002:7f00:1::", false, true}, // 6to4 of 127.0.0.1
 		{"ff02::1", false, false},
 	}
+	x := target{name: "x.test", port: 443}
 	for _, c := range cases {
 		ip := netip.MustParseAddr(c.ip)
-		if ok, why, _ := strict.addrAllowed(ip, 443); ok != c.strict {
-			t.Errorf("strict %s: %v (%s), want %v", c.ip, ok, why, c.strict)
+		if d := strict.addrAllowed(x, ip); (d == nil) != c.strict {
+			t.Errorf("strict %s: %v, want allowed %v", c.ip, d, c.strict)
 		}
-		if ok, why, _ := loose.addrAllowed(ip, 443); ok != c.loose {
-			t.Errorf("allow_private %s: %v (%s), want %v", c.ip, ok, why, c.loose)
+		if d := loose.addrAllowed(x, ip); (d == nil) != c.loose {
+			t.Errorf("allow_private %s: %v, want allowed %v", c.ip, d, c.loose)
 		}
 	}
-	if ok, _, entry := strict.addrAllowed(netip.MustParseAddr("203.0.113.5"), 443); ok || entry != "203.0.113.5" {
-		t.Errorf("a deny literal did not refuse a resolved address (%q)", entry)
+	if d := strict.addrAllowed(x, netip.MustParseAddr("203.0.113.5")); d == nil || d.Kind != DenyEntry || !strings.Contains(d.Hint, `remove "203.0.113.5" from [network] deny`) {
+		t.Errorf("a deny literal did not refuse a resolved address: %+v", d)
 	}
 }

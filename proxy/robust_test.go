@@ -401,7 +401,8 @@ func TestDenialsBounded(t *testing.T) {
 	if n := strings.Count(tp.log.String(), "\n"); n != maxDenials+1 {
 		t.Errorf("%d log lines", n)
 	}
-	if s := Summary(d); !strings.HasPrefix(s, fmt.Sprintf("jail: network: %d connection(s) denied, to ", maxDenials+51)) || !strings.Contains(s, fmt.Sprintf(", %d more (allow", maxDenials-10+50)) {
+	if s := Summary(d); !strings.HasPrefix(s, fmt.Sprintf("jail: network: %d connection(s) denied, to h0.test, ", maxDenials+51)) ||
+		!strings.Contains(s, fmt.Sprintf(", h9.test, %d more (not in the allow list); to allow them, ", maxDenials-10+50)) || strings.Count(s, "\n") != 1 {
 		t.Errorf("summary %.200q…%q", s, s[len(s)-80:])
 	}
 }

@@ -6,10 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strconv"
-	"strings"
 )
 
 // Where the sandbox finds the proxy. The launcher binds the host socket at SocketPath and init
@@ -98,36 +95,4 @@ func ListenAndForward(unixPath string, ports ...uint16) error {
 		go func() { _ = Forward(l, unixPath) }()
 	}
 	return nil
-}
-
-// summaryHosts is how many destinations the exit report names.
-const summaryHosts = 10
-
-// Summary is the exit report of the denials: one line, empty when nothing was denied.
-func Summary(denials []Denial) string {
-	if len(denials) == 0 {
-		return ""
-	}
-	attempts := 0
-	var hosts []string
-	more := 0
-	for _, d := range denials {
-		attempts += d.Count
-		if d.Host == MoreHosts {
-			more = d.Count
-			continue
-		}
-		hosts = append(hosts, Pattern(d.Host, d.Port))
-	}
-	sort.Strings(hosts)
-	hosts = slices.Compact(hosts)
-	if len(hosts) > summaryHosts { // one readable line; each was logged when first refused
-		more += len(hosts) - summaryHosts
-		hosts = hosts[:summaryHosts]
-	}
-	if more > 0 {
-		hosts = append(hosts, fmt.Sprintf("%d more", more))
-	}
-	return fmt.Sprintf("jail: network: %d connection(s) denied, to %s (allow with --allow-host or [network] allow)\n",
-		attempts, strings.Join(hosts, ", "))
 }
