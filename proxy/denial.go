@@ -130,11 +130,15 @@ func (d *Denial) Error() string {
 	return fmt.Sprintf("connection to %s refused by jail's network policy: %s", d.where(), d.Reason)
 }
 
-// Message is the body of the 403 answer: it says it was jail, which host, why, and what would
-// allow it.
+// Message is the body of the 403 answer (503 for the proxy's own limits): it says it was
+// jail, which host, why, and what would allow it.
 func (d *Denial) Message() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "jail: the sandbox's network policy blocked the connection to %s: %s.\n", d.where(), d.Reason)
+	if d.Host == "" {
+		fmt.Fprintf(&b, "jail: the proxy refused the connection: %s.\n", d.Reason)
+	} else {
+		fmt.Fprintf(&b, "jail: the sandbox's network policy blocked the connection to %s: %s.\n", d.where(), d.Reason)
+	}
 	if d.Hint != "" {
 		fmt.Fprintf(&b, "jail: %s.\n", d.Hint)
 	}
@@ -144,6 +148,9 @@ func (d *Denial) Message() string {
 // logLine is the one stderr line for a denial.
 func (d *Denial) logLine() string {
 	line := "jail: network: denied " + d.where() + ": " + d.Reason
+	if d.Host == "" {
+		line = "jail: network: refused a connection: " + d.Reason
+	}
 	if d.Hint != "" {
 		line += " (" + d.Hint + ")"
 	}
@@ -151,13 +158,10 @@ func (d *Denial) logLine() string {
 }
 
 // where names the destination for people: host:port, quoted where the sandbox put anything but
-// plain characters in the name; "a connection" when the refusal came before it was known.
+// plain characters in the name.
 func (d *Denial) where() string {
-	switch {
-	case d.Host == MoreHosts:
+	if d.Host == MoreHosts {
 		return "more destinations"
-	case d.Host == "":
-		return "a connection"
 	}
 	return quote.Word(hostPort(d.Host, d.Port))
 }

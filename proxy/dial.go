@@ -27,6 +27,7 @@ func (s *Server) connect(ctx context.Context, t target) (c net.Conn, err error) 
 	}()
 	addrs := []netip.Addr{t.ip}
 	if !t.ip.IsValid() {
+		s.resolved.note(t.name)
 		rctx, cancel := context.WithTimeout(ctx, s.opts.DialTimeout)
 		addrs, err = s.opts.LookupIP(rctx, t.name)
 		cancel()
@@ -89,21 +90,4 @@ func defaultLookup(ctx context.Context, host string) ([]netip.Addr, error) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
-}
-
-// idleConn bounds every read and write of an upstream connection by the idle timeout, so a
-// stalled upstream of a forwarded request fails instead of holding the client forever.
-type idleConn struct {
-	net.Conn
-	idle time.Duration
-}
-
-func (c *idleConn) Read(b []byte) (int, error) {
-	_ = c.Conn.SetReadDeadline(time.Now().Add(c.idle))
-	return c.Conn.Read(b)
-}
-
-func (c *idleConn) Write(b []byte) (int, error) {
-	_ = c.Conn.SetWriteDeadline(time.Now().Add(c.idle))
-	return c.Conn.Write(b)
 }

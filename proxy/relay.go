@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"io"
 	"net"
 	"sync"
@@ -8,7 +9,7 @@ import (
 	"time"
 )
 
-// relayChunk is how much one copy step moves before the idle deadline is pushed forward.
+// relayChunk is how much one copy step moves before the deadlines are pushed forward.
 const relayChunk = 1 << 20
 
 // relay copies both ways between a client and an upstream until both sides are done, then
@@ -26,46 +27,114 @@ func relay(client net.Conn, pending []byte, upstream net.Conn, idle time.Duratio
 		})
 	}
 	defer abort()
+	act := newActivity(idle)
 	if len(pending) > 0 {
-		_ = ru.SetWriteDeadline(time.Now().Add(idle))
-		if _, err := ru.Write(pending); err != nil {
+		if err := act.write(ru, pending); err != nil {
 			return
 		}
 	}
-	var last atomic.Int64
-	last.Store(time.Now().UnixNano())
+	oneWay := func(dst, src net.Conn) {
+		if act.pipe(dst, src) != nil {
+			abort()
+			return
+		}
+		halfClose(dst, abort)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pipe(ru, rc, idle, &last, abort)
+		oneWay(rc, ru)
 	}()
-	pipe(rc, ru, idle, &last, abort)
+	oneWay(ru, rc)
 	<-done
 }
 
-// pipe copies src to dst in chunks, each under a fresh deadline. A timeout counts as a stall
-// only when neither direction moved for idle; a long download with a quiet request side lives.
-func pipe(dst, src net.Conn, idle time.Duration, last *atomic.Int64, abort func()) {
+// activity is when bytes last moved between a client and an upstream, either way. A copy whose
+// source stays quiet for idle stalls only when the other way was as quiet: a long download
+// with a quiet request side lives. A destination that takes nothing for twice idle stalls
+// whatever else moves.
+type activity struct {
+	idle time.Duration
+	last atomic.Int64 // UnixNano
+
+	mu      sync.Mutex // orders stop against the deadlines a copy sets
+	stopped bool
+}
+
+var errStopped = errors.New("copy stopped")
+
+func newActivity(idle time.Duration) *activity {
+	a := &activity{idle: idle}
+	a.touch()
+	return a
+}
+
+func (a *activity) touch() { a.last.Store(time.Now().UnixNano()) }
+
+// live reports whether anything moved within idle.
+func (a *activity) live() bool { return time.Since(time.Unix(0, a.last.Load())) < a.idle }
+
+// stop ends the copies under a: their reads from src return now, and no copy starts again.
+func (a *activity) stop(src net.Conn) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stopped = true
+	_ = src.SetReadDeadline(time.Now())
+}
+
+// deadlines gives a copy step from src to dst fresh deadlines, unless a was stopped.
+func (a *activity) deadlines(dst, src net.Conn) (time.Time, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return time.Time{}, errStopped
+	}
+	now := time.Now()
+	if src != nil {
+		_ = src.SetReadDeadline(now.Add(a.idle))
+	}
+	_ = dst.SetWriteDeadline(now.Add(2 * a.idle))
+	return now, nil
+}
+
+// write writes b to dst.
+func (a *activity) write(dst net.Conn, b []byte) error {
+	if _, err := a.deadlines(dst, nil); err != nil {
+		return err
+	}
+	_, err := dst.Write(b)
+	a.touch()
+	return err
+}
+
+// step copies at most max bytes from src to dst (splice(2) between sockets), under fresh
+// deadlines; eof reports src's end. A quiet source is no error while the other way moves.
+func (a *activity) step(dst, src net.Conn, max int64) (n int64, eof bool, err error) {
+	start, err := a.deadlines(dst, src)
+	if err != nil {
+		return 0, false, err
+	}
+	lr := &io.LimitedReader{R: src, N: max}
+	n, err = io.Copy(dst, lr)
+	if n > 0 {
+		a.touch()
+	}
+	switch {
+	case err == nil:
+		return n, lr.N > 0, nil
+	// Only the read deadline can have passed this soon, and a read that timed out moved
+	// nothing into splice's pipe, so nothing is lost by going on.
+	case isTimeout(err) && time.Since(start) < 2*a.idle && a.live():
+		return n, false, nil
+	}
+	return n, false, err
+}
+
+// pipe copies src to dst until src's EOF (nil) or an error or stall.
+func (a *activity) pipe(dst, src net.Conn) error {
 	for {
-		now := time.Now()
-		_ = src.SetReadDeadline(now.Add(idle))
-		_ = dst.SetWriteDeadline(now.Add(idle))
-		lr := &io.LimitedReader{R: src, N: relayChunk}
-		n, err := io.Copy(dst, lr)
-		if n > 0 {
-			last.Store(time.Now().UnixNano())
-		}
-		switch {
-		case err == nil && lr.N > 0: // EOF from src
-			halfClose(dst, abort)
-			return
-		case err == nil:
-			continue
-		case isTimeout(err) && time.Since(time.Unix(0, last.Load())) < idle:
-			continue
-		default:
-			abort()
-			return
+		if _, eof, err := a.step(dst, src, relayChunk); eof || err != nil {
+			return err
 		}
 	}
 }

@@ -73,6 +73,9 @@ func (h *Host) Close() []Denial {
 	return h.srv.Denials()
 }
 
+// Report is what the proxy did.
+func (h *Host) Report() Report { return h.srv.Report() }
+
 // ListenAndForward is init's part, inside the sandbox's network namespace: it listens on
 // 127.0.0.1 at each port and forwards every connection to the proxy's socket at unixPath.
 // Listening happens before it returns, so the command finds the ports ready. The forwarders

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,9 +30,19 @@ type Options struct {
 	// IdleTimeout ends a connection on which nothing moved either way for that long, and a
 	// forwarded request whose upstream stays silent; 0 means 5m.
 	IdleTimeout time.Duration
-	// HandshakeTimeout bounds how long a client may take to send its request headers or SOCKS
-	// handshake; 0 means 30s.
+	// HandshakeTimeout bounds how long a client may take to send its first request head or
+	// its SOCKS handshake; 0 means 10s.
 	HandshakeTimeout time.Duration
+	// KeepAliveTimeout bounds how long a client's connection may wait for its next request
+	// after an answer, and the head of that request; 0 means 60s.
+	KeepAliveTimeout time.Duration
+	// MaxConnections bounds the connections open through the proxy at once; more are refused
+	// (an HTTP 503 or a SOCKS5 refusal naming [network] max_connections). 0 means
+	// DefaultMaxConnections.
+	MaxConnections int
+	// MaxBuffer bounds the bytes the proxy holds in buffers for all its connections; a request
+	// that needs more is refused the same way. 0 means DefaultMaxBuffer.
+	MaxBuffer int64
 }
 
 func (o Options) withDefaults() Options {
@@ -51,7 +62,16 @@ func (o Options) withDefaults() Options {
 		o.IdleTimeout = 5 * time.Minute
 	}
 	if o.HandshakeTimeout <= 0 {
-		o.HandshakeTimeout = 30 * time.Second
+		o.HandshakeTimeout = 10 * time.Second
+	}
+	if o.KeepAliveTimeout <= 0 {
+		o.KeepAliveTimeout = 60 * time.Second
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.MaxBuffer <= 0 {
+		o.MaxBuffer = DefaultMaxBuffer
 	}
 	return o
 }
@@ -74,7 +94,14 @@ type Server struct {
 	wg        sync.WaitGroup // every goroutine and handler the server runs
 	denials   []Denial
 	denialIdx map[string]int
+	resolved  resolved
 	logMu     sync.Mutex
+
+	open     atomic.Int64 // connections admitted and not yet ended (limits.go)
+	peakOpen atomic.Int64
+	refusing atomic.Int64 // connections being turned away
+	budget   *budget
+	pool     pool // kept upstream connections of forwarded requests
 }
 
 // NewServer checks the policy and prepares a server; nothing listens until Serve.
@@ -90,6 +117,7 @@ func NewServer(p Policy, opts Options) (*Server, error) {
 		conns:     map[*conn]struct{}{},
 		denialIdx: map[string]int{},
 	}
+	s.budget = &budget{max: s.opts.MaxBuffer}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -123,7 +151,15 @@ func (s *Server) Serve(l net.Listener) error {
 			return fmt.Errorf("proxy accept: %w", err)
 		}
 		backoff = 0
-		if !s.goTracked(func() { s.serveConn(c) }) {
+		if !s.admit() {
+			s.refuse(c)
+			continue
+		}
+		if !s.goTracked(func() {
+			defer s.open.Add(-1)
+			s.serveConn(c)
+		}) {
+			s.open.Add(-1)
 			_ = c.Close()
 		}
 	}
@@ -143,6 +179,7 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 
 	s.cancel()
+	s.pool.close()
 	for l := range listeners {
 		_ = l.Close()
 	}

@@ -1,0 +1,138 @@
+package proxy
+
+import (
+	"errors"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Upstream connections of forwarded requests are kept for the next request to the same target,
+// as HTTP/1.1 keep-alive intends: a new TCP connection (and name lookup) per request cost more
+// than the request itself. A pooled connection was dialed to an address checked for that
+// target; it serves only requests decided for the same name and port, each decided anew.
+const (
+	poolPerTarget = 32               // idle connections kept per target
+	poolMax       = 128              // idle connections kept in all
+	poolIdle      = 30 * time.Second // an idle connection is closed after this long
+)
+
+// upstreamConn is an upstream connection of forwarded requests, with what was read from it.
+type upstreamConn struct {
+	*stream
+	t      target
+	reused bool        // it served a request before this one
+	expire *time.Timer // closes it while it waits in the pool
+}
+
+func (u *upstreamConn) close() {
+	_ = u.conn.Close()
+	u.release()
+}
+
+// pool holds idle upstream connections, the most recently used first.
+type pool struct {
+	mu     sync.Mutex
+	idle   map[target][]*upstreamConn
+	n      int
+	closed bool
+}
+
+// get takes an idle connection to t that is still open, or nil.
+func (p *pool) get(t target) *upstreamConn {
+	for {
+		p.mu.Lock()
+		l := p.idle[t]
+		if len(l) == 0 {
+			p.mu.Unlock()
+			return nil
+		}
+		u := l[len(l)-1]
+		p.remove(u)
+		p.mu.Unlock()
+		if u.expire.Stop() && open(u) {
+			u.reused = true
+			return u
+		}
+		u.close() // expired (its timer found it gone) or closed by the upstream
+	}
+}
+
+// put keeps u for the next request to its target, or closes it when the pool is full.
+func (p *pool) put(u *upstreamConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || len(u.buffered()) > 0 || len(p.idle[u.t]) >= poolPerTarget || p.n >= poolMax {
+		u.close()
+		return
+	}
+	if p.idle == nil {
+		p.idle = map[target][]*upstreamConn{}
+	}
+	p.idle[u.t] = append(p.idle[u.t], u)
+	p.n++
+	u.expire = time.AfterFunc(poolIdle, func() {
+		p.mu.Lock()
+		found := p.remove(u)
+		p.mu.Unlock()
+		if found {
+			u.close()
+		}
+	})
+}
+
+// remove takes u out of the idle lists; false when it is not there. p.mu is held.
+func (p *pool) remove(u *upstreamConn) bool {
+	l := p.idle[u.t]
+	for i := range l {
+		if l[i] == u {
+			l = append(l[:i], l[i+1:]...)
+			if len(l) == 0 {
+				delete(p.idle, u.t)
+			} else {
+				p.idle[u.t] = l
+			}
+			p.n--
+			return true
+		}
+	}
+	return false
+}
+
+// close closes every idle connection; put closes what comes back later.
+func (p *pool) close() {
+	p.mu.Lock()
+	p.closed = true
+	var all []*upstreamConn
+	for _, l := range p.idle {
+		all = append(all, l...)
+	}
+	p.idle, p.n = nil, 0
+	p.mu.Unlock()
+	for _, u := range all {
+		u.expire.Stop()
+		u.close()
+	}
+}
+
+// open reports whether an idle connection is still usable: not closed by the upstream and
+// with nothing unasked for to read (a peek that would block).
+func open(u *upstreamConn) bool {
+	sc, ok := u.conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var peekErr error
+	var b [1]byte
+	err = rc.Read(func(fd uintptr) bool {
+		_, _, peekErr = unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		return true
+	})
+	return err == nil && errors.Is(peekErr, unix.EAGAIN)
+}
