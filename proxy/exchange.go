@@ -8,6 +8,7 @@ import (
 	"net/textproto"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // hopByHop are the request fields that concern only the client's connection to the proxy (or
@@ -170,6 +171,11 @@ func (s *Server) upstreamFor(t target) (*upstreamConn, error) {
 	return &upstreamConn{stream: st, t: t}, nil
 }
 
+// bodyGrace is how long an answer that arrives before the request's body is through waits for
+// it: the upstream may have answered on reading its last bytes while the copy that sent them
+// was still returning. Past it the answer says Connection: close.
+const bodyGrace = 20 * time.Millisecond
+
 // exchange is one forwarded request and its answer.
 type exchange struct {
 	s      *Server
@@ -229,9 +235,18 @@ func (x *exchange) run(u *upstreamConn) (retry bool) {
 			}
 		}()
 	}
-	// bodySent reports whether the whole body went up; with stop, a copy still going is ended
-	// (and waited for) first.
-	bodySent := func(stop bool) bool {
+	// bodySent reports whether the whole body went up, waiting up to grace for a copy still
+	// going; with stop, such a copy is ended (and waited for).
+	bodySent := func(grace time.Duration, stop bool) bool {
+		if !finished && grace > 0 {
+			t := time.NewTimer(grace)
+			select {
+			case bodyErr = <-sent:
+				finished = true
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		if !finished && stop {
 			act.stop(x.cs.conn)
 			bodyErr, finished = <-sent, true
@@ -245,14 +260,14 @@ func (x *exchange) run(u *upstreamConn) (retry bool) {
 		}
 		return finished && bodyErr == nil
 	}
-	defer bodySent(true)
+	defer bodySent(0, true)
 
 	// The answer's head: interim 1xx answers are passed on as they come.
 	var resp *head
 	for resp == nil {
 		b, err := u.readHead(act)
 		if err != nil {
-			bodySent(true)
+			bodySent(0, true)
 			switch {
 			case u.reused && x.whole && len(u.buffered()) == 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)):
 				return true
@@ -270,13 +285,13 @@ func (x *exchange) run(u *upstreamConn) (retry bool) {
 		}
 		h, err := parseHead(b, false)
 		if err != nil {
-			bodySent(true)
+			bodySent(0, true)
 			s.answer(c, 502, nil, "jail: upstream sent a malformed answer: "+err.Error()+"\n")
 			return false
 		}
 		switch code := h.line[1]; {
 		case code == "101": // switching protocols: from here on bytes both ways
-			if !bodySent(false) || act.write(rc, append(clientHead(h, true), u.buffered()...)) != nil {
+			if !bodySent(bodyGrace, false) || act.write(rc, append(clientHead(h, true), u.buffered()...)) != nil {
 				return false
 			}
 			failed = false
@@ -294,11 +309,11 @@ func (x *exchange) run(u *upstreamConn) (retry bool) {
 
 	rf, err := responseFraming(resp, x.method)
 	if err != nil {
-		bodySent(true)
+		bodySent(0, true)
 		s.answer(c, 502, nil, "jail: upstream sent a malformed answer: "+err.Error()+"\n")
 		return false
 	}
-	sentAll := bodySent(false)
+	sentAll := bodySent(bodyGrace, false)
 	keepClient := x.keep && rf.kind != untilEOF && sentAll
 	keepUp := resp.line[0] == "HTTP/1.1" && !resp.hasToken("Connection", "close") && rf.kind != untilEOF
 	out := clientHead(resp, keepClient)
@@ -326,7 +341,7 @@ func (x *exchange) run(u *upstreamConn) (retry bool) {
 	if err != nil {
 		return false
 	}
-	sentAll = bodySent(true)
+	sentAll = bodySent(0, true)
 	failed = false
 	if keepUp && sentAll {
 		s.pool.put(u)

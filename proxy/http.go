@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -131,7 +132,7 @@ var statusText = map[int]string{
 func linger(c *conn) {
 	rc := unwrap(c)
 	if cw, ok := rc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
-		_ = rc.SetReadDeadline(time.Now().Add(lingerTime))
+		_ = rc.SetReadDeadline(time.Now().Add(cmp.Or(c.lingerTime, lingerTime)))
 		_, _ = io.CopyN(io.Discard, rc, 1<<20)
 	}
 	_ = c.Close()

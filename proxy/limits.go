@@ -66,11 +66,14 @@ func (s *Server) admit() bool {
 	return true
 }
 
-// maxRefusing bounds the connections being refused at once; beyond it they are closed unread.
-const maxRefusing = 16
-
-// refuseTime bounds how long a refused connection may take to say what it is.
-const refuseTime = 2 * time.Second
+// Refusing a connection costs a goroutine for a moment: maxRefusing bound how many are refused
+// at once (beyond it they are closed unread), refuseTime how long one may take to say what
+// protocol it speaks, and refuseLinger how long its answer waits for the client's close.
+const (
+	maxRefusing  = 64
+	refuseTime   = 2 * time.Second
+	refuseLinger = 50 * time.Millisecond
+)
 
 // refuse turns away a connection over max_connections: in the protocol it speaks (a 503
 // naming the key, or SOCKS5's "not allowed by ruleset"), recorded like a denial.
@@ -93,6 +96,7 @@ func (s *Server) answerRefused(raw net.Conn, d *Denial) {
 		return
 	}
 	defer c.Close()
+	c.lingerTime = refuseLinger
 	_ = c.SetDeadline(time.Now().Add(refuseTime))
 	first, passed, err := readFirst(c.Conn)
 	if err != nil {
@@ -104,6 +108,7 @@ func (s *Server) answerRefused(raw net.Conn, d *Denial) {
 			_ = passed.Close()
 			return
 		}
+		c.lingerTime = refuseLinger
 		_ = c.SetDeadline(time.Now().Add(refuseTime))
 		if first, _, err = readFirst(c.Conn); err != nil {
 			return

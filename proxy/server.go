@@ -295,10 +295,11 @@ func (s *Server) internalError(r any) error {
 // conn is a tracked client connection that replays its sniffed first byte.
 type conn struct {
 	net.Conn
-	prefix []byte
-	s      *Server
-	once   sync.Once
-	err    error
+	prefix     []byte
+	lingerTime time.Duration // 0: the default
+	s          *Server
+	once       sync.Once
+	err        error
 }
 
 func (c *conn) Read(b []byte) (int, error) {
