@@ -3,11 +3,9 @@ package explain
 import (
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/jail-sandbox/jail/internal/quote"
 	"github.com/jail-sandbox/jail/plan"
 )
 
@@ -18,7 +16,7 @@ func (d Denial) Explain(spec *plan.Spec) string {
 	if d.Kind == "connect" {
 		return fmt.Sprintf("denied connect %s — %s", d.Address, connectReason(d, spec, profile))
 	}
-	what := "denied write " + shown(d.Path)
+	what := "denied write " + quote.Word(d.Path)
 	switch d.Rule {
 	case "protected":
 		return fmt.Sprintf("%s — %s protects %s (the host may run it later); to allow: a profile without that protect entry (see: jail profile show %s)",
@@ -31,11 +29,11 @@ func (d Denial) Explain(spec *plan.Spec) string {
 			what, profile, d.Under, spec.Profile)
 	case "not-in-sandbox":
 		return fmt.Sprintf("%s — %s is not in the sandbox: %s puts an empty throwaway tmpfs at %s; to allow: --rw %s",
-			what, shown(filepath.Dir(d.Path)), profile, d.Under, shown(filepath.Dir(d.Path)))
+			what, quote.Word(filepath.Dir(d.Path)), profile, d.Under, quote.Word(filepath.Dir(d.Path)))
 	case "mountpoint":
 		return fmt.Sprintf("%s — it is a mountpoint of the sandbox, which cannot be renamed or removed; to allow: nothing (write inside it instead)", what)
 	}
-	return fmt.Sprintf("%s — %s %s; to allow: --rw %s", what, profile, grantsPhrase(spec), shown(d.suggestedGrant()))
+	return fmt.Sprintf("%s — %s %s; to allow: --rw %s", what, profile, grantsPhrase(spec), quote.Word(d.suggestedGrant()))
 }
 
 // grantsPhrase says where spec lets the command write.
@@ -84,16 +82,4 @@ func (d Denial) suggestedGrant() string {
 		return d.Path
 	}
 	return filepath.Dir(d.Path)
-}
-
-// shown is a path the command chose, safe to print on the caller's terminal and to paste as one
-// shell word: as it is when made of plain characters, else Go-quoted, so that no control
-// character (a terminal escape, a newline faking a line of jail's) reaches the terminal raw.
-func shown(path string) string {
-	for _, r := range path {
-		if !unicode.IsPrint(r) || r == utf8.RuneError || strings.ContainsRune(" \"'`$!*?[]{}()<>|&;#~", r) {
-			return strconv.Quote(path)
-		}
-	}
-	return path
 }
