@@ -27,7 +27,7 @@ func startEgress(spec *plan.Spec, opts Options, stderr io.Writer) (*egress, erro
 		stderr = os.Stderr
 	}
 	h, err := proxy.StartHost(p.HostSocket, proxy.Policy{Allow: p.Allow, Deny: p.Deny, AllowPrivate: p.AllowPrivate},
-		proxy.Options{Log: stderr, Quiet: opts.Quiet})
+		proxy.Options{Log: stderr, Quiet: opts.Quiet, MaxConnections: p.MaxConnections, MaxBuffer: p.MaxBuffer})
 	if err != nil {
 		return nil, fail.New("start egress proxy", "", err)
 	}
@@ -36,19 +36,19 @@ func startEgress(spec *plan.Spec, opts Options, stderr io.Writer) (*egress, erro
 }
 
 // close stops the proxy once the sandbox is gone, prints the exit report of denials and returns
-// them (for --report).
-func (e *egress) close(stderr io.Writer) []proxy.Denial {
+// what the proxy did (for --report).
+func (e *egress) close(stderr io.Writer) proxy.Report {
 	if e == nil {
-		return nil
+		return proxy.Report{}
 	}
-	denials := e.host.Close()
+	rep := e.host.Close()
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	if s := proxy.Summary(denials); s != "" && !e.quiet {
+	if s := proxy.Summary(rep.Denied); s != "" && !e.quiet {
 		_, _ = io.WriteString(stderr, s)
 	}
-	return denials
+	return rep
 }
 
 // EgressPolicy is spec's egress policy, which a persistent sandbox's egress process serves

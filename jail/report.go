@@ -101,10 +101,12 @@ type Usage struct {
 	PeakRSSBytes  int64   `json:"peak_rss_bytes"`
 }
 
-// NetworkReport is the egress proxy's account: every refused destination with its count.
+// NetworkReport is the egress proxy's account: every refused destination with its count and
+// the change that would allow it, every name it looked up on the host (a channel out under a
+// wildcard allow entry), and what it held at its peak beside its limits.
 type NetworkReport struct {
-	Mode   string         `json:"mode"`
-	Denied []proxy.Denial `json:"denied"`
+	Mode string `json:"mode"`
+	proxy.Report
 }
 
 // RunReport is Run, observed: it also returns the run's Report (never nil, complete as far as
@@ -140,7 +142,7 @@ type observer struct {
 	running  bool         // the command was started
 	exit     *wire.Exited // from init; nil in the fallback or when init did not get to it
 	proxied  bool
-	denials  []proxy.Denial
+	egress   proxy.Report
 	explain  explanations // --explain's denials
 }
 
@@ -160,10 +162,10 @@ func (o *observer) landlockApplied(rep landlock.Report) { o.landlock = &rep }
 
 func (o *observer) exited(msg *wire.Exited) { o.exit = msg }
 
-// egressClosed records what the egress proxy refused.
-func (o *observer) egressClosed(denials []proxy.Denial) {
+// egressClosed records what the egress proxy did.
+func (o *observer) egressClosed(rep proxy.Report) {
 	o.proxied = true
-	o.denials = denials
+	o.egress = rep
 }
 
 // started records that the command runs and writes the status start record: pid is the
@@ -193,7 +195,7 @@ func (o *observer) report(status int, err error) *Report {
 		r.Error = err.Error()
 	}
 	if o.proxied && o.spec.Network.Proxy != nil {
-		r.Network = &NetworkReport{Mode: o.spec.Network.Mode, Denied: append([]proxy.Denial{}, o.denials...)}
+		r.Network = &NetworkReport{Mode: o.spec.Network.Mode, Report: o.egress}
 	}
 	o.explain.fill(r, o.opts)
 	if sb == nil || sb.proc == nil {

@@ -154,6 +154,10 @@ type Proxy struct {
 	Socket     string `json:"socket"`
 	HTTPPort   uint16 `json:"http_port"`
 	SOCKSPort  uint16 `json:"socks_port"`
+	// MaxConnections and MaxBuffer bound what the proxy holds for the sandbox: connections
+	// open at once, and bytes in buffers.
+	MaxConnections int   `json:"max_connections"`
+	MaxBuffer      int64 `json:"max_buffer"`
 }
 
 // Limits are resource limits applied to the command.

@@ -101,6 +101,8 @@ func TestValidation(t *testing.T) {
 		{"relative path", "[filesystem]\nread = [\"usr\"]\n", "filesystem.read", "not an absolute path"},
 		{"unset variable", "[filesystem]\nwrite = [\"$TMPDIR/x\"]\n", "filesystem.write", "unset variable $TMPDIR"},
 		{"bad reference", "[filesystem]\nread = [\"/a/$/b\"]\n", "filesystem.read", "bad variable reference"},
+		{"no connections", "[network]\nmode = \"proxy\"\nmax_connections = 0\n", "network.max_connections", "0 is not valid (want a positive number up to 2147483647)"},
+		{"no buffer", "[network]\nmode = \"proxy\"\nmax_buffer = 0\n", "network.max_buffer", "0 is not valid (want a positive number up to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,10 +133,11 @@ func TestParseWrongTypes(t *testing.T) {
 
 func TestWarnings(t *testing.T) {
 	host := testHost(t)
-	spec := mustResolve(t, host, "[network]\ntcp_connect = [443]\n[filesystem]\nprotect = [\"/usr/x\"]\n")
+	spec := mustResolve(t, host, "[network]\ntcp_connect = [443]\nmax_buffer = 1024\n[filesystem]\nprotect = [\"/usr/x\"]\n")
 	want := []string{
+		"test.toml:3: network.max_buffer: has no effect unless network.mode is \"proxy\"",
 		"test.toml:2: network.tcp_connect: has no effect unless network.mode is \"host\"",
-		"test.toml:4: filesystem.protect: /usr/x is not beneath any writable grant; nothing to protect",
+		"test.toml:5: filesystem.protect: /usr/x is not beneath any writable grant; nothing to protect",
 	}
 	if strings.Join(spec.Warnings, "\n") != strings.Join(want, "\n") {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(spec.Warnings, "\n"), strings.Join(want, "\n"))

@@ -75,12 +75,14 @@ func (p *Profile) clone() *Profile {
 // optionalNumbers returns the addresses of p's optional numeric keys by TOML key.
 func (p *Profile) optionalNumbers() map[string]**uint64 {
 	return map[string]**uint64{
-		"limits.cpu":           &p.Limits.CPU,
-		"limits.address_space": &p.Limits.AddressSpace,
-		"limits.processes":     &p.Limits.Processes,
-		"limits.open_files":    &p.Limits.OpenFiles,
-		"limits.file_size":     &p.Limits.FileSize,
-		"limits.core":          &p.Limits.Core,
+		"limits.cpu":              &p.Limits.CPU,
+		"limits.address_space":    &p.Limits.AddressSpace,
+		"limits.processes":        &p.Limits.Processes,
+		"limits.open_files":       &p.Limits.OpenFiles,
+		"limits.file_size":        &p.Limits.FileSize,
+		"limits.core":             &p.Limits.Core,
+		"network.max_connections": &p.Network.MaxConnections,
+		"network.max_buffer":      &p.Network.MaxBuffer,
 	}
 }
 

@@ -79,6 +79,12 @@ type NetworkRules struct {
 	Allow        []string `toml:"allow,omitempty"`
 	Deny         []string `toml:"deny,omitempty"`
 	AllowPrivate *bool    `toml:"allow_private,omitempty"`
+	// The proxy runs on the host: what a sandbox makes it hold is host memory. MaxConnections
+	// bounds the connections open through it at once (default proxy.DefaultMaxConnections,
+	// 512, and at most [limits] open_files when that is set), MaxBuffer the bytes it holds in
+	// buffers for them (default proxy.DefaultMaxBuffer, 16 MiB).
+	MaxConnections *uint64 `toml:"max_connections,omitempty"`
+	MaxBuffer      *uint64 `toml:"max_buffer,omitempty"`
 }
 
 // Process is the [process] table.

@@ -67,7 +67,7 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 		Mounts:     mounts,
 		Namespaces: plan.NamespacesFor(e.Network.Mode),
 		Network: plan.Network{Mode: cmp.Or(e.Network.Mode, defaultNetworkMode),
-			TCPConnect: e.Network.TCPConnect, TCPBind: e.Network.TCPBind, Proxy: proxyPlan(e.Network)},
+			TCPConnect: e.Network.TCPConnect, TCPBind: e.Network.TCPBind, Proxy: proxyPlan(e.Network, e.Limits)},
 		Limits:   limits(e.Limits),
 		Landlock: landlockRules(e.Landlock, mounts),
 		Syscalls: plan.Syscalls{Default: cmp.Or(e.Syscalls.Default, defaultSyscalls),
@@ -156,13 +156,27 @@ func setAll(env map[string]string, kvs []string) {
 	}
 }
 
-// proxyPlan is the egress proxy's plan for network mode "proxy", else nil.
-func proxyPlan(n NetworkRules) *plan.Proxy {
+// proxyPlan is the egress proxy's plan for network mode "proxy", else nil. Each connection
+// through the proxy is an open file of the sandbox's on the host: [limits] open_files, when
+// set, bounds them too.
+func proxyPlan(n NetworkRules, l LimitRules) *plan.Proxy {
 	if n.Mode != "proxy" {
 		return nil
 	}
+	conns := uint64(proxy.DefaultMaxConnections)
+	if n.MaxConnections != nil {
+		conns = *n.MaxConnections
+	}
+	if l.OpenFiles != nil && *l.OpenFiles > 0 {
+		conns = min(conns, *l.OpenFiles)
+	}
+	buf := uint64(proxy.DefaultMaxBuffer)
+	if n.MaxBuffer != nil {
+		buf = *n.MaxBuffer
+	}
 	return &plan.Proxy{Allow: n.Allow, Deny: n.Deny, AllowPrivate: deref(n.AllowPrivate),
-		Socket: proxy.SocketPath, HTTPPort: proxy.HTTPPort, SOCKSPort: proxy.SOCKSPort}
+		Socket: proxy.SocketPath, HTTPPort: proxy.HTTPPort, SOCKSPort: proxy.SOCKSPort,
+		MaxConnections: int(conns), MaxBuffer: int64(buf)}
 }
 
 // tempDir is the host's temporary directory ($TMPDIR, else /tmp) with its symlinks resolved, as

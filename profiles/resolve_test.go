@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jail-sandbox/jail/plan"
+	"github.com/jail-sandbox/jail/proxy"
 )
 
 func TestEnvironment(t *testing.T) {
@@ -159,5 +160,32 @@ func TestBuiltins(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProxyLimits: the proxy's limits default to the proxy package's, a profile sets them, an
+// extending one or the command line overrides them, and [limits] open_files bounds the
+// connections too.
+func TestProxyLimits(t *testing.T) {
+	host := testHost(t)
+	for _, c := range []struct {
+		text  string
+		conns int
+		buf   int64
+	}{
+		{"[network]\nmode = \"proxy\"\n", proxy.DefaultMaxConnections, proxy.DefaultMaxBuffer},
+		{"[network]\nmode = \"proxy\"\nmax_connections = 2000\nmax_buffer = 1048576\n", 2000, 1 << 20},
+		{"[network]\nmode = \"proxy\"\nmax_connections = 2000\n[limits]\nopen_files = 100\n", 100, proxy.DefaultMaxBuffer},
+		{"[network]\nmode = \"proxy\"\n[limits]\nopen_files = 100000\n", proxy.DefaultMaxConnections, proxy.DefaultMaxBuffer},
+	} {
+		p := mustResolve(t, host, c.text).Network.Proxy
+		if p == nil || p.MaxConnections != c.conns || p.MaxBuffer != c.buf {
+			t.Errorf("%q: %+v, want %d connections and %d bytes", c.text, p, c.conns, c.buf)
+		}
+	}
+	base := parse(t, "[network]\nmode = \"proxy\"\nmax_connections = 10\n")
+	over := &Profile{Network: NetworkRules{MaxConnections: new(uint64(20))}, Source: "command line"}
+	if m := Merge(base, over); *m.Network.MaxConnections != 20 {
+		t.Errorf("merged max_connections %d", *m.Network.MaxConnections)
 	}
 }

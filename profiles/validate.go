@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"math"
 	"path"
 	"slices"
 	"strings"
@@ -66,6 +67,19 @@ func checkNetwork(p *Profile, warn func(*Error)) error {
 	}
 	if p.Network.AllowPrivate != nil && p.Network.Mode != "proxy" {
 		warn(p.errorAt("network.allow_private", "", "has no effect unless network.mode is \"proxy\""))
+	}
+	for _, l := range []struct {
+		key string
+		n   *uint64
+		max uint64
+	}{{"network.max_connections", p.Network.MaxConnections, math.MaxInt32}, {"network.max_buffer", p.Network.MaxBuffer, math.MaxInt64}} {
+		switch {
+		case l.n == nil:
+		case *l.n == 0 || *l.n > l.max:
+			return p.errorAt(l.key, "", "%d is not valid (want a positive number up to %d)", *l.n, l.max)
+		case p.Network.Mode != "proxy":
+			warn(p.errorAt(l.key, "", "has no effect unless network.mode is \"proxy\""))
+		}
 	}
 	if p.Network.Mode != "host" {
 		for key, ports := range p.portLists() {

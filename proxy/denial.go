@@ -167,7 +167,7 @@ func (d *Denial) where() string {
 }
 
 func hostPort(host string, port uint16) string {
-	if strings.Contains(host, ":") {
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Is6() {
 		return "[" + host + "]:" + strconv.Itoa(int(port))
 	}
 	return host + ":" + strconv.Itoa(int(port))

@@ -114,9 +114,9 @@ func (s *Server) answerRefused(raw net.Conn, d *Denial) {
 			return
 		}
 	}
-	c.prefix = []byte{first}
 	switch first {
 	case socks5Version:
+		c.prefix = []byte{first}
 		if _, _, code, err := readSOCKSRequest(c); err == nil || code != 0 {
 			_ = writeSOCKSReply(c, socksNotAllowed)
 		}

@@ -77,7 +77,7 @@ c --noproxy '*' http://192.0.2.1/
 		testutil.Require(t, !strings.Contains(err.Error(), "operation not permitted"), "user namespaces (%v)", err)
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	denials := h.Close()
+	denials := h.Close().Denied
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	want := []string{
 		"hello from allowed.test:" + port + " rc=0", // HTTP_PROXY

@@ -65,16 +65,13 @@ func StartHost(socket string, p Policy, opts Options) (*Host, error) {
 	return h, nil
 }
 
-// Close ends every connection, removes the socket and returns what was denied.
-func (h *Host) Close() []Denial {
+// Close ends every connection, removes the socket and returns what the proxy did.
+func (h *Host) Close() Report {
 	_ = h.srv.Close()
 	<-h.served
 	_ = os.RemoveAll(h.dir)
-	return h.srv.Denials()
+	return h.srv.Report()
 }
-
-// Report is what the proxy did.
-func (h *Host) Report() Report { return h.srv.Report() }
 
 // ListenAndForward is init's part, inside the sandbox's network namespace: it listens on
 // 127.0.0.1 at each port and forwards every connection to the proxy's socket at unixPath.

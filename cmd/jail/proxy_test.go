@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,5 +54,55 @@ func TestProxyMode(t *testing.T) {
 	_, errOut, code = runJail(t, "--allow-host", target, "--allow-private", "--", "curl", "-sS", "--noproxy", "*", "--max-time", "5", "http://"+srv.Listener.Addr().String()+"/")
 	if code != 7 {
 		t.Errorf("direct connection: exit %d %q", code, errOut)
+	}
+}
+
+// TestProxyDenialsNameTheirChange: for each kind of refusal, what the command gets (the 403
+// body; for SOCKS5 a bare refusal), jail's line when it refuses, its closing summary and the
+// report all name the one change that would allow it, and never another's. An allowed name
+// that resolves to loopback is the case new users hit: its summary must not send them to
+// --allow-host for a host already allowed.
+func TestProxyDenialsNameTheirChange(t *testing.T) {
+	port := helloServer(t)
+	dir := t.TempDir()
+	denying := filepath.Join(dir, "deny.toml")
+	if err := os.WriteFile(denying, []byte("extends = [\"agent\"]\n[network]\nmode = \"proxy\"\nallow = [\"localhost:"+port+"\"]\ndeny = [\"localhost\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	get := `curl -sS --noproxy "" http://localhost:` + port + `/; curl -sS --noproxy "" -x "$ALL_PROXY" http://localhost:` + port + `/ 2>&1; true`
+	cases := []struct {
+		name   string
+		args   []string
+		kind   string
+		change string
+		not    []string
+	}{
+		{"private", []string{"--allow-host", "localhost:" + port}, "private",
+			"set [network] allow_private = true in the profile, or run jail with --allow-private", []string{"--allow-host", "allow = ["}},
+		{"not allowed", []string{"--allow-host", "example.com"}, "not-allowed",
+			`add it to the profile: [network] allow = ["localhost:` + port + `"], or run jail with --allow-host localhost:` + port, []string{"allow_private", "deny"}},
+		{"deny entry", []string{"-p", denying}, "deny-entry",
+			`deny wins over allow: remove "localhost" from [network] deny to allow it`, []string{"--allow-host", "allow_private"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runJailReport(t, append(c.args, "--", "sh", "-c", get)...)
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			n := r.report.Network
+			if len(lines) != 2 || n == nil || len(n.Denied) != 1 || string(n.Denied[0].Kind) != c.kind || n.Denied[0].Count != 2 ||
+				!strings.Contains(r.stdout, "(2)") { // curl's report of SOCKS5's "not allowed"
+				t.Fatalf("stdout %q, stderr %q, report %+v", r.stdout, r.stderr, n)
+			}
+			for what, text := range map[string]string{"403 body": r.stdout, "denial line": lines[0], "summary": lines[1], "report": n.Denied[0].Hint} {
+				if !strings.Contains(text, c.change) {
+					t.Errorf("%s %q lacks %q", what, text, c.change)
+				}
+				for _, other := range c.not {
+					if strings.Contains(text, other) {
+						t.Errorf("%s %q names %q", what, text, other)
+					}
+				}
+			}
+		})
 	}
 }
