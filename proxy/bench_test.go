@@ -162,3 +162,81 @@ func BenchmarkProxy(b *testing.B) {
 	b.ReportMetric(mbps[2]/mbps[0], "forward/direct")
 	b.Logf("200 MB download on loopback, median of %d interleaved runs:\n%s", b.N, report.String())
 }
+
+// BenchmarkProxySmall sends 1000 small requests on one kept connection directly, through one
+// CONNECT tunnel and as plain forwarded requests (through Forward's port, as from inside a
+// sandbox), interleaved, and reports the rates and the CPU time (client, proxy and server) per
+// request. `go test -run '^$' -bench ProxySmall -benchtime 5x ./proxy/`
+func BenchmarkProxySmall(b *testing.B) {
+	_, port := upstream(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	tp := startProxy(b, Policy{Allow: []string{"bench.test:" + port}, AllowPrivate: true}, map[string]string{"bench.test": "127.0.0.1"}, func(o *Options) { o.Quiet = true })
+	const n = 1000
+	requests := func(c net.Conn, r *bufio.Reader, target string) error {
+		defer c.Close()
+		if r == nil {
+			r = bufio.NewReader(c)
+		}
+		req := []byte("GET " + target + " HTTP/1.1\r\nHost: bench.test:" + port + "\r\n\r\n")
+		for range n {
+			if _, err := c.Write(req); err != nil {
+				return err
+			}
+			resp, err := http.ReadResponse(r, nil)
+			if err != nil {
+				return err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return nil
+	}
+	ways := []struct {
+		name string
+		run  func() error
+	}{
+		{"direct", func() error {
+			c, err := net.Dial("tcp", "127.0.0.1:"+port)
+			if err != nil {
+				return err
+			}
+			return requests(c, nil, "/s")
+		}},
+		{"connect", func() error {
+			c, r, err := tunnel(tp.addr, "bench.test:"+port)
+			if err != nil {
+				return err
+			}
+			return requests(c, r.(*bufio.Reader), "/s")
+		}},
+		{"forward", func() error {
+			c, err := net.Dial("tcp", tp.addr)
+			if err != nil {
+				return err
+			}
+			return requests(c, nil, "http://bench.test:"+port+"/s")
+		}},
+	}
+	elapsed := make([][]time.Duration, len(ways))
+	cpu := make([][]time.Duration, len(ways))
+	for b.Loop() {
+		for i, w := range ways {
+			start, cpu0 := time.Now(), cpuTime(b)
+			if err := w.run(); err != nil {
+				b.Fatalf("%s: %v", w.name, err)
+			}
+			elapsed[i] = append(elapsed[i], time.Since(start))
+			cpu[i] = append(cpu[i], cpuTime(b)-cpu0)
+		}
+	}
+	var report strings.Builder
+	rate := make([]float64, len(ways))
+	for i, w := range ways {
+		rate[i] = n / median(elapsed[i]).Seconds()
+		c := float64(median(cpu[i]).Microseconds()) / n
+		b.ReportMetric(rate[i], w.name+"-req/s")
+		b.ReportMetric(c, w.name+"-cpu-µs/req")
+		fmt.Fprintf(&report, "%-8s %6.0f requests/s (%.2fx direct) %5.1f µs CPU a request\n", w.name, rate[i], rate[i]/rate[0], c)
+	}
+	b.ReportMetric(rate[2]/rate[1], "forward/connect")
+	b.Logf("%d small requests on one kept connection, median of %d interleaved runs; forward / CONNECT %.2fx:\n%s", n, b.N, rate[2]/rate[1], report.String())
+}
