@@ -90,30 +90,12 @@ func (s *Server) refuse(raw net.Conn) {
 }
 
 func (s *Server) answerRefused(raw net.Conn, d *Denial) {
-	c := s.adopt(raw)
-	if c == nil {
-		_ = raw.Close()
+	c, first, ok := s.hello(raw, refuseTime)
+	if !ok {
 		return
 	}
 	defer c.Close()
 	c.lingerTime = refuseLinger
-	_ = c.SetDeadline(time.Now().Add(refuseTime))
-	first, passed, err := readFirst(c.Conn)
-	if err != nil {
-		return
-	}
-	if passed != nil {
-		_ = c.Close()
-		if c = s.adopt(passed); c == nil {
-			_ = passed.Close()
-			return
-		}
-		c.lingerTime = refuseLinger
-		_ = c.SetDeadline(time.Now().Add(refuseTime))
-		if first, _, err = readFirst(c.Conn); err != nil {
-			return
-		}
-	}
 	switch first {
 	case socks5Version:
 		c.prefix = []byte{first}

@@ -250,27 +250,9 @@ func (s *Server) serveConn(raw net.Conn) {
 			s.internalError(r)
 		}
 	}()
-	if c = s.adopt(raw); c == nil {
-		_ = raw.Close()
+	c, first, ok := s.hello(raw, s.opts.HandshakeTimeout)
+	if !ok {
 		return
-	}
-	_ = c.SetReadDeadline(time.Now().Add(s.opts.HandshakeTimeout))
-	first, passed, err := readFirst(c.Conn)
-	if err != nil {
-		_ = c.Close()
-		return
-	}
-	if passed != nil { // Forward handed over a sandbox TCP connection
-		_ = c.Close()
-		if c = s.adopt(passed); c == nil {
-			_ = passed.Close()
-			return
-		}
-		_ = c.SetReadDeadline(time.Now().Add(s.opts.HandshakeTimeout))
-		if first, _, err = readFirst(c.Conn); err != nil || first == fdMarker {
-			_ = c.Close()
-			return
-		}
 	}
 	c.prefix = []byte{first}
 	switch first {
@@ -281,6 +263,35 @@ func (s *Server) serveConn(raw net.Conn) {
 	default:
 		s.serveHTTP(c)
 	}
+}
+
+// hello adopts a client connection and reads its first byte within timeout; a connection
+// Forward passed over the unix socket is taken over, and its own first byte read. Anything
+// else ends the connection (false).
+func (s *Server) hello(raw net.Conn, timeout time.Duration) (*conn, byte, bool) {
+	c := s.adopt(raw)
+	if c == nil {
+		_ = raw.Close()
+		return nil, 0, false
+	}
+	_ = c.SetReadDeadline(time.Now().Add(timeout))
+	first, passed, err := readFirst(c.Conn)
+	if err == nil && passed != nil { // Forward handed over a sandbox TCP connection
+		_ = c.Close()
+		if c = s.adopt(passed); c == nil {
+			_ = passed.Close()
+			return nil, 0, false
+		}
+		_ = c.SetReadDeadline(time.Now().Add(timeout))
+		if first, _, err = readFirst(c.Conn); err == nil && first == fdMarker {
+			err = errors.New("a marker on a passed socket")
+		}
+	}
+	if err != nil {
+		_ = c.Close()
+		return nil, 0, false
+	}
+	return c, first, true
 }
 
 // internalError logs a recovered panic: a bug, reported even when quiet.
