@@ -85,15 +85,17 @@ func (s *stream) shrink() {
 // 9112 asks of servers (some clients send CRLF after a body).
 func (s *stream) readHead() ([]byte, error) {
 	s.shrink()
+	searched := 0 // bytes from s.r already searched for the end: each byte is looked at once
 	for {
-		for s.r < s.w && (s.buf[s.r] == '\r' || s.buf[s.r] == '\n') {
+		for searched == 0 && s.r < s.w && (s.buf[s.r] == '\r' || s.buf[s.r] == '\n') {
 			s.r++
 		}
-		if end := headEnd(s.buf[s.r:s.w]); end > 0 {
+		if end := headEnd(s.buf[s.r:s.w], searched); end > 0 {
 			h := s.buf[s.r : s.r+end]
 			s.r += end
 			return h, nil
 		}
+		searched = max(0, s.w-s.r-2) // an end may start in the last bytes
 		if err := s.fill(maxHeaderBytes); err != nil {
 			return nil, err
 		}
@@ -101,9 +103,9 @@ func (s *stream) readHead() ([]byte, error) {
 }
 
 // headEnd is the length of the head at the start of b (through its empty line), or 0 when b
-// holds no complete head.
-func headEnd(b []byte) int {
-	for i := 0; ; {
+// holds no complete head; the search starts at from.
+func headEnd(b []byte, from int) int {
+	for i := from; ; {
 		j := bytes.IndexByte(b[i:], '\n')
 		if j < 0 {
 			return 0
@@ -121,11 +123,11 @@ func headEnd(b []byte) int {
 // lineAt makes sure the line starting off bytes into what is buffered is complete (at most max
 // bytes) and returns its length, newline included.
 func (s *stream) lineAt(off, max int) (int, error) {
-	for {
-		if i := bytes.IndexByte(s.buf[s.r+off:s.w], '\n'); i >= 0 {
-			return i + 1, nil
+	for searched := 0; ; {
+		if i := bytes.IndexByte(s.buf[s.r+off+searched:s.w], '\n'); i >= 0 {
+			return searched + i + 1, nil
 		}
-		if s.w-s.r-off >= max {
+		if searched = s.w - s.r - off; searched >= max {
 			return 0, errLineTooLong
 		}
 		if err := s.fill(off + max); err != nil {
