@@ -17,6 +17,10 @@ const (
 	poolPerTarget = 32               // idle connections kept per target
 	poolMax       = 128              // idle connections kept in all
 	poolIdle      = 30 * time.Second // an idle connection is closed after this long
+	// poolFresh is how long after its last answer a connection is taken as open without a
+	// look (a system call per request): upstreams that close idle connections wait seconds,
+	// and a request without a body that finds one closed anyway is sent again.
+	poolFresh = time.Second
 )
 
 // upstreamConn is an upstream connection of forwarded requests, with what was read from it.
@@ -24,6 +28,7 @@ type upstreamConn struct {
 	*stream
 	t      target
 	reused bool        // it served a request before this one
+	since  time.Time   // when it went back to the pool
 	expire *time.Timer // closes it while it waits in the pool
 }
 
@@ -52,7 +57,7 @@ func (p *pool) get(t target) *upstreamConn {
 		u := l[len(l)-1]
 		p.remove(u)
 		p.mu.Unlock()
-		if u.expire.Stop() && open(u) {
+		if u.expire.Stop() && (time.Since(u.since) < poolFresh || open(u)) {
 			u.reused = true
 			return u
 		}
@@ -73,6 +78,7 @@ func (p *pool) put(u *upstreamConn) {
 	}
 	p.idle[u.t] = append(p.idle[u.t], u)
 	p.n++
+	u.since = time.Now()
 	u.expire = time.AfterFunc(poolIdle, func() {
 		p.mu.Lock()
 		found := p.remove(u)
