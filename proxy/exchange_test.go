@@ -90,18 +90,29 @@ func TestKeepAlive(t *testing.T) {
 	if resp.StatusCode != 403 || !strings.Contains(body, "--allow-host other.test:"+port) || !resp.Close {
 		t.Errorf("denied host on a kept connection: %s %q", resp.Status, body)
 	}
-	// The kept upstream connection serves the next sandbox connection.
+	// The kept upstream connection serves the next sandbox connection (once it is back in the
+	// pool: it goes back after the answer went out).
+	waitKept(t, tp, 1)
 	if code, _ := tp.get(t, "http://ka.test:"+port+"/"); code != 200 || conns.Load() != 1 {
 		t.Errorf("new client connection: %d, %d upstream connections", code, conns.Load())
 	}
 	// Connection: close from the client ends its connection, not the upstream's.
-	resp, _ = c2(t, tp).do(t, "GET", "GET http://ka.test:"+port+"/ HTTP/1.1\r\nHost: ka.test\r\nConnection: close\r\n\r\n")
+	waitKept(t, tp, 1)
+	resp, _ = dialRaw(t, tp).do(t, "GET", "GET http://ka.test:"+port+"/ HTTP/1.1\r\nHost: ka.test\r\nConnection: close\r\n\r\n")
 	if !resp.Close || conns.Load() != 1 {
 		t.Errorf("Connection: close: close=%v, %d upstream connections", resp.Close, conns.Load())
 	}
 }
 
-func c2(t *testing.T, tp *testProxy) *rawClient { return dialRaw(t, tp) }
+// waitKept waits until the proxy keeps n idle upstream connections.
+func waitKept(t *testing.T, tp *testProxy, n int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d kept upstream connections", n), func() bool {
+		tp.srv.pool.mu.Lock()
+		defer tp.srv.pool.mu.Unlock()
+		return tp.srv.pool.n == n
+	})
+}
 
 // TestPoolKeyedByName: two names for the same upstream address never share a kept connection,
 // so a connection made for one allowed name cannot carry requests for another.
@@ -363,9 +374,5 @@ func TestManyKeptConnections(t *testing.T) {
 	if n := conns.Load(); n > 20 {
 		t.Errorf("%d upstream connections for 20 clients", n)
 	}
-	waitFor(t, "every upstream connection kept", func() bool { // put back after the answer went out
-		tp.srv.pool.mu.Lock()
-		defer tp.srv.pool.mu.Unlock()
-		return tp.srv.pool.n == int(conns.Load())
-	})
+	waitKept(t, tp, int(conns.Load()))
 }
