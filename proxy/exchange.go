@@ -193,7 +193,7 @@ type exchange struct {
 // run sends the request on u and relays the answer. retry says that u, a kept connection, was
 // closed by the upstream before it answered a request that can be sent again: x is as before.
 func (x *exchange) run(u *upstreamConn) (retry bool) {
-	s, c, rc := x.s, x.c, x.c.Conn
+	s, c, rc := x.s, x.c, x.cs.conn
 	act := newActivity(s.opts.IdleTimeout)
 	failed := true // until the answer is through: neither connection is kept
 	defer func() {
@@ -295,7 +295,7 @@ func (x *exchange) run(u *upstreamConn) (retry bool) {
 				return false
 			}
 			failed = false
-			relay(c, x.cs.buffered(), u.conn, s.opts.IdleTimeout)
+			relay(c, x.cs.buffered(), u.conn.Conn, s.opts.IdleTimeout)
 			u.release()
 			return false
 		case code[0] == '1':

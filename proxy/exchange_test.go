@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // countingUpstream is a loopback HTTP server that counts the connections it accepted.
@@ -375,4 +376,43 @@ func TestManyKeptConnections(t *testing.T) {
 		t.Errorf("%d upstream connections for 20 clients", n)
 	}
 	waitKept(t, tp, int(conns.Load()))
+}
+
+// TestPoolExpires: idle connections are closed once idle for poolIdle, the others kept, and
+// the sweep goes on while any is kept.
+func TestPoolExpires(t *testing.T) {
+	var p pool
+	b := &budget{max: 1 << 20}
+	conns := make([]net.Conn, 3)
+	for i := range conns {
+		a, other := net.Pipe()
+		t.Cleanup(func() { a.Close(); other.Close() })
+		conns[i] = other
+		st, _ := newStream(a, b, nil)
+		p.put(&upstreamConn{stream: st, t: target{name: fmt.Sprintf("t%d.test", i%2), port: 80}})
+	}
+	p.mu.Lock()
+	for _, l := range p.idle {
+		for _, u := range l {
+			if u.t.name == "t0.test" {
+				u.since = u.since.Add(-poolIdle) // t0's two have been idle long enough
+			}
+		}
+	}
+	p.mu.Unlock()
+	p.expire()
+	p.mu.Lock()
+	n, kept := p.n, len(p.idle[target{name: "t1.test", port: 80}])
+	p.mu.Unlock()
+	if n != 1 || kept != 1 || b.used.Load() != streamBuf {
+		t.Errorf("%d kept (%d for t1), %d bytes held", n, kept, b.used.Load())
+	}
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(200 * time.Millisecond)) // a kept one stays silent
+		_, err := c.Read(make([]byte, 1))
+		if closed := err == io.EOF; closed != (i%2 == 0) {
+			t.Errorf("connection %d: %v", i, err)
+		}
+	}
+	p.close()
 }

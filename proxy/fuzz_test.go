@@ -123,7 +123,7 @@ func FuzzChunked(f *testing.F) {
 			got <- b
 		}()
 		s, _ := newStream(src, &budget{max: 1 << 20}, nil)
-		err := s.copyChunked(dst, newActivity(time.Second))
+		err := s.copyChunked(&side{Conn: dst}, newActivity(time.Second))
 		_ = dst.Close()
 		out := <-got
 		_ = src.Close()

@@ -37,7 +37,7 @@ func (s *Server) serveHTTP(c *conn) {
 	defer cs.release()
 	for first := true; ; first = false {
 		if !first { // the first head's deadline is the handshake's, set by serveConn
-			_ = c.SetReadDeadline(time.Now().Add(s.opts.KeepAliveTimeout))
+			cs.conn.readBy(time.Now(), s.opts.KeepAliveTimeout)
 		}
 		b, err := cs.readHead()
 		switch {
@@ -55,7 +55,6 @@ func (s *Server) serveHTTP(c *conn) {
 			s.answer(c, 400, nil, "jail: "+err.Error()+"\n")
 			return
 		}
-		_ = c.SetReadDeadline(time.Time{})
 		if req.line[0] == "CONNECT" {
 			pending := append([]byte(nil), cs.buffered()...) // early data: the tunnel's first bytes
 			cs.release()
@@ -78,7 +77,7 @@ func (s *Server) serveConnect(c *conn, authority string, pending []byte) {
 		s.writeDialError(c, err)
 		return
 	}
-	if err := newActivity(s.opts.IdleTimeout).write(c.Conn, []byte("HTTP/1.1 200 Connection established\r\n\r\n")); err != nil {
+	if err := newActivity(s.opts.IdleTimeout).write(&side{Conn: c.Conn}, []byte("HTTP/1.1 200 Connection established\r\n\r\n")); err != nil {
 		_ = up.Close()
 		return
 	}

@@ -27,9 +27,8 @@ const (
 type upstreamConn struct {
 	*stream
 	t      target
-	reused bool        // it served a request before this one
-	since  time.Time   // when it went back to the pool
-	expire *time.Timer // closes it while it waits in the pool
+	reused bool      // it served a request before this one
+	since  time.Time // when it went back to the pool
 }
 
 func (u *upstreamConn) close() {
@@ -37,11 +36,14 @@ func (u *upstreamConn) close() {
 	u.release()
 }
 
-// pool holds idle upstream connections, the most recently used first.
+// pool holds idle upstream connections, the most recently used last. One timer, armed while
+// any is kept, closes those idle for poolIdle (a timer per connection put back would be armed
+// and stopped once per request, each time a possible wake-up of the poller).
 type pool struct {
 	mu     sync.Mutex
 	idle   map[target][]*upstreamConn
 	n      int
+	sweep  *time.Timer // armed while n > 0
 	closed bool
 }
 
@@ -55,13 +57,13 @@ func (p *pool) get(t target) *upstreamConn {
 			return nil
 		}
 		u := l[len(l)-1]
-		p.remove(u)
+		p.remove(t, len(l)-1)
 		p.mu.Unlock()
-		if u.expire.Stop() && (time.Since(u.since) < poolFresh || open(u)) {
+		if idle := time.Since(u.since); idle < poolFresh || idle < poolIdle && open(u) {
 			u.reused = true
 			return u
 		}
-		u.close() // expired (its timer found it gone) or closed by the upstream
+		u.close() // idle too long, or closed by the upstream
 	}
 }
 
@@ -79,32 +81,46 @@ func (p *pool) put(u *upstreamConn) {
 	p.idle[u.t] = append(p.idle[u.t], u)
 	p.n++
 	u.since = time.Now()
-	u.expire = time.AfterFunc(poolIdle, func() {
-		p.mu.Lock()
-		found := p.remove(u)
-		p.mu.Unlock()
-		if found {
-			u.close()
-		}
-	})
+	if p.sweep == nil {
+		p.sweep = time.AfterFunc(poolIdle, p.expire)
+	} else if p.n == 1 {
+		p.sweep.Reset(poolIdle)
+	}
 }
 
-// remove takes u out of the idle lists; false when it is not there. p.mu is held.
-func (p *pool) remove(u *upstreamConn) bool {
-	l := p.idle[u.t]
-	for i := range l {
-		if l[i] == u {
-			l = append(l[:i], l[i+1:]...)
-			if len(l) == 0 {
-				delete(p.idle, u.t)
+// expire closes the connections idle for poolIdle, and looks again when the next one will be.
+func (p *pool) expire() {
+	p.mu.Lock()
+	var old []*upstreamConn
+	next := poolIdle
+	for t, l := range p.idle {
+		for i := len(l) - 1; i >= 0; i-- { // the oldest first in l: remove from the end back
+			if idle := time.Since(l[i].since); idle >= poolIdle {
+				old = append(old, l[i])
+				p.remove(t, i)
 			} else {
-				p.idle[u.t] = l
+				next = min(next, poolIdle-idle)
 			}
-			p.n--
-			return true
 		}
 	}
-	return false
+	if p.n > 0 && !p.closed {
+		p.sweep.Reset(next)
+	}
+	p.mu.Unlock()
+	for _, u := range old {
+		u.close()
+	}
+}
+
+// remove takes the i-th idle connection to t out of the pool. p.mu is held.
+func (p *pool) remove(t target, i int) {
+	l := append(p.idle[t][:i], p.idle[t][i+1:]...)
+	if len(l) == 0 {
+		delete(p.idle, t)
+	} else {
+		p.idle[t] = l
+	}
+	p.n--
 }
 
 // close closes every idle connection; put closes what comes back later.
@@ -116,9 +132,11 @@ func (p *pool) close() {
 		all = append(all, l...)
 	}
 	p.idle, p.n = nil, 0
+	if p.sweep != nil {
+		p.sweep.Stop()
+	}
 	p.mu.Unlock()
 	for _, u := range all {
-		u.expire.Stop()
 		u.close()
 	}
 }
@@ -126,7 +144,7 @@ func (p *pool) close() {
 // open reports whether an idle connection is still usable: not closed by the upstream and
 // with nothing unasked for to read (a peek that would block).
 func open(u *upstreamConn) bool {
-	sc, ok := u.conn.(syscall.Conn)
+	sc, ok := u.conn.Conn.(syscall.Conn)
 	if !ok {
 		return false
 	}

