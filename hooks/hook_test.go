@@ -91,7 +91,7 @@ func checkRewrite(t *testing.T, s hookstest.Sample, jail string, out []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"-p", "agent", "--", "bash", "-c", original}; !slices.Equal(argv, want) {
+	if want := []string{"-p", "agent", "--", "bash", "-c", "--", original}; !slices.Equal(argv, want) {
 		t.Fatalf("jail argv %q; want %q", argv, want)
 	}
 	direct, err := hookstest.Bash("", original)
@@ -155,7 +155,7 @@ func TestRunQuotesProfileAndPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"-p", profile, "--", "bash", "-c", "echo ok"}; !slices.Equal(argv, want) {
+	if want := []string{"-p", profile, "--", "bash", "-c", "--", "echo ok"}; !slices.Equal(argv, want) {
 		t.Errorf("jail argv %q; want %q", argv, want)
 	}
 }
@@ -170,7 +170,7 @@ func TestRunDefaultProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "/usr/bin/jail -p agent -- bash -c id"; answer.Command != want {
+	if want := "/usr/bin/jail -p agent -- bash -c -- id"; answer.Command != want {
 		t.Errorf("command %q; want %q", answer.Command, want)
 	}
 }

@@ -11,27 +11,53 @@ import (
 // `jail shell`. The shim is a drop-in for the shell, so its argv is the shell's argv: it is
 // handed to the real shell inside jail unchanged, and the shell itself keeps the meaning of
 // -c CMD [ARG0 ARGS…], -e/-x/-o options, script files and interactive use.
+//
+// The profile comes from the link's own name, never from the environment: whoever runs the shim
+// (make, a harness) passes its environment on, and that environment is what the project's files
+// set (a Makefile's `export`), so a variable would let a file the sandbox wrote pick the next
+// sandbox's profile. The link is made by the user, outside any sandbox.
 
-// ShimShell reports whether argv0 (os.Args[0]) names the shell shim and which shell it stands in
-// for: jail-sh → sh, jail-bash → bash. Only the base name counts, so a symlink anywhere works.
-func ShimShell(argv0 string) (shell string, ok bool) {
-	switch filepath.Base(argv0) {
+// ShimEnvVar is the variable earlier releases read the shim's profile from. It is refused now,
+// so that a setup relying on it fails loudly instead of running under another profile.
+const ShimEnvVar = "JAIL_PROFILE"
+
+// ShimShell reports whether argv0 (os.Args[0]) names the shell shim, which shell it stands in
+// for and under which profile it runs it:
+//
+//	jail-sh, jail-bash                 sh or bash, DefaultProfile
+//	jail-sh@PROFILE, jail-bash@PROFILE sh or bash, PROFILE
+//
+// Only names count (a symlink anywhere works); a profile named there is a profile name (built
+// in, or ~/.config/jail/NAME.toml), since a file path cannot be part of a file name.
+func ShimShell(argv0 string) (shell, profile string, ok bool) {
+	name, profile, named := strings.Cut(filepath.Base(argv0), "@")
+	switch name {
 	case "jail-sh":
-		return "sh", true
+		shell = "sh"
 	case "jail-bash":
-		return "bash", true
+		shell = "bash"
+	default:
+		return "", "", false
 	}
-	return "", false
+	if !named {
+		return shell, DefaultProfile, true
+	}
+	if profile == "" {
+		return "", "", false
+	}
+	return shell, profile, true
 }
 
-// ShimProfile is the profile the shim applies: $JAIL_PROFILE, else DefaultProfile. getenv is
-// os.Getenv (a parameter so the CLI's environment handling stays in one place and tests need no
-// global state).
-func ShimProfile(getenv func(string) string) string {
-	if p := getenv("JAIL_PROFILE"); p != "" {
-		return p
+// errShimEnv refuses a shim run whose environment names a profile: see ShimEnvVar.
+var errShimEnv = errors.New("$" + ShimEnvVar + " is not read (a Makefile or script could set it): " +
+	"name the profile in the link instead, e.g. ln -s $(command -v jail) ~/.local/bin/jail-sh@readonly")
+
+// CheckShimEnv returns an error when getenv (os.Getenv) has ShimEnvVar set.
+func CheckShimEnv(getenv func(string) string) error {
+	if getenv(ShimEnvVar) != "" {
+		return errShimEnv
 	}
-	return DefaultProfile
+	return nil
 }
 
 // ShellArgs maps the shim's arguments (os.Args[1:] of jail-sh, or what follows `jail shell`) to

@@ -13,32 +13,36 @@ import (
 
 func TestShimShell(t *testing.T) {
 	for _, tc := range []struct {
-		argv0, shell string
-		ok           bool
+		argv0, shell, profile string
+		ok                    bool
 	}{
-		{"jail-sh", "sh", true},
-		{"/usr/local/bin/jail-sh", "sh", true},
-		{"./jail-bash", "bash", true},
-		{"jail", "", false},
-		{"/bin/sh", "", false},
-		{"jail-sh.old", "", false},
+		{"jail-sh", "sh", "agent", true},
+		{"/usr/local/bin/jail-sh", "sh", "agent", true},
+		{"./jail-bash", "bash", "agent", true},
+		{"/home/u/.local/bin/jail-sh@readonly", "sh", "readonly", true},
+		{"jail-bash@agent-net", "bash", "agent-net", true},
+		{"jail-sh@", "", "", false},
+		{"jail", "", "", false},
+		{"/bin/sh", "", "", false},
+		{"jail-sh.old", "", "", false},
 	} {
-		shell, ok := ShimShell(tc.argv0)
-		if shell != tc.shell || ok != tc.ok {
-			t.Errorf("ShimShell(%q) = %q, %v; want %q, %v", tc.argv0, shell, ok, tc.shell, tc.ok)
+		shell, profile, ok := ShimShell(tc.argv0)
+		if shell != tc.shell || profile != tc.profile || ok != tc.ok {
+			t.Errorf("ShimShell(%q) = %q, %q, %v; want %q, %q, %v", tc.argv0, shell, profile, ok, tc.shell, tc.profile, tc.ok)
 		}
 	}
 }
 
-func TestShimProfile(t *testing.T) {
+// The shim takes no profile from its environment: a Makefile's export sets that.
+func TestCheckShimEnv(t *testing.T) {
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
-	if got := ShimProfile(getenv); got != "agent" {
-		t.Errorf("default profile %q; want agent", got)
+	if err := CheckShimEnv(getenv); err != nil {
+		t.Errorf("no JAIL_PROFILE: %v", err)
 	}
-	env["JAIL_PROFILE"] = "readonly"
-	if got := ShimProfile(getenv); got != "readonly" {
-		t.Errorf("profile %q; want readonly", got)
+	env["JAIL_PROFILE"] = "/proj/weak.toml"
+	if err := CheckShimEnv(getenv); err == nil || !strings.Contains(err.Error(), "jail-sh@") {
+		t.Errorf("JAIL_PROFILE set: %v; want a refusal naming jail-sh@PROFILE", err)
 	}
 }
 

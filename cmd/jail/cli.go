@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/jail-sandbox/jail/hooks"
 	"github.com/jail-sandbox/jail/jail"
@@ -20,7 +21,8 @@ const usage = `Usage: jail [OPTIONS] [--] COMMAND [ARG...]
        jail profile list | show NAME|FILE | check FILE...
        jail doctor [--json]
        jail hook claude-code|codex|gemini [-p PROFILE]
-       jail shell [-c COMMAND [ARG0 ARG...]]   (also as jail-sh / jail-bash through a symlink)
+       jail shell [-p PROFILE] [-c COMMAND [ARG0 ARG...]]
+                 (also as jail-sh[@PROFILE] / jail-bash[@PROFILE] through a symlink)
        jail create [OPTIONS] | exec ID -- COMMAND | ls | inspect ID | cp | rm ID... | prune | serve
                                              persistent sandboxes (jail create --help; docs/api.md)
        jail seccomp export [-p PROFILE] [-o FILE]
@@ -67,8 +69,8 @@ Exit status: the command's own; 128+N if it died of signal N; 124 on --timeout;
 // Run is the whole CLI: it parses args (args[0] is the program name), does the work and returns
 // the exit status. main only dispatches the sandbox's init first and exits with this.
 func Run(args []string, stdio jail.Stdio) int {
-	if shell, ok := hooks.ShimShell(args[0]); ok {
-		return runShell(args[0], shell, args[1:], stdio)
+	if shell, profile, ok := hooks.ShimShell(args[0]); ok {
+		return runShell(filepath.Base(args[0]), shell, profile, args[1:], stdio)
 	}
 	if len(args) > 1 {
 		switch args[1] {
@@ -81,7 +83,7 @@ func Run(args []string, stdio jail.Stdio) int {
 		case "hook":
 			return runHook(args[2:], stdio)
 		case "shell":
-			return runShell("jail shell", "sh", args[2:], stdio)
+			return runShellCommand(args[2:], stdio)
 		case "changes":
 			return runChanges(args[2:], stdio)
 		case "diff":

@@ -47,13 +47,27 @@ func runHook(args []string, stdio jail.Stdio) int {
 	return hooks.Run(harness, *profile, self, stdio.In, stdio.Out, stdio.Err)
 }
 
-// runShell is the shell shim: `jail shell ARGS…`, or the binary invoked as jail-sh / jail-bash
-// (see hooks.ShimShell). ARGS are the shell's own; the profile comes from $JAIL_PROFILE.
-func runShell(name, shell string, args []string, stdio jail.Stdio) int {
-	jailArgs, err := hooks.ShellArgsFor(shell, args, hooks.ShimProfile(os.Getenv))
+// runShell is the shell shim: the binary invoked as jail-sh, jail-bash (see hooks.ShimShell),
+// with the profile its name gives, or `jail shell [-p PROFILE] ARGS…`. ARGS are the shell's own.
+// The environment never picks the profile: see hooks.CheckShimEnv.
+func runShell(name, shell, profile string, args []string, stdio jail.Stdio) int {
+	if err := hooks.CheckShimEnv(os.Getenv); err != nil {
+		fmt.Fprintf(stdio.Err, "%s: %s\n", name, err)
+		return exitFailure
+	}
+	jailArgs, err := hooks.ShellArgsFor(shell, args, profile)
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "%s: %s\n", name, err)
 		return 2 // what sh itself exits with on a usage error
 	}
 	return runCommand(jailArgs, stdio)
+}
+
+// runShellCommand is `jail shell [-p|--profile PROFILE] ARGS…`: the profile, if any, comes first.
+func runShellCommand(args []string, stdio jail.Stdio) int {
+	profile := hooks.DefaultProfile
+	if len(args) >= 2 && (args[0] == "-p" || args[0] == "--profile") {
+		profile, args = args[1], args[2:]
+	}
+	return runShell("jail shell", "sh", profile, args, stdio)
 }

@@ -204,8 +204,15 @@ func TestShellShim(t *testing.T) {
 	if r := run(nil, shim, "-c"); r.Code != 2 || !strings.Contains(r.Stderr, "jail-sh: -c: option requires an argument") {
 		t.Errorf("jail-sh -c without command: exit %d stderr %q", r.Code, r.Stderr)
 	}
-	if r := run([]string{"JAIL_PROFILE=no-such-profile"}, shim, "-c", "true"); r.Code != exitFailure || !strings.Contains(r.Stderr, "no-such-profile") {
-		t.Errorf("$JAIL_PROFILE not applied: exit %d stderr %q", r.Code, r.Stderr)
+	if r := run([]string{"JAIL_PROFILE=readonly"}, shim, "-c", "true"); r.Code != exitFailure || !strings.Contains(r.Stderr, "is not read") {
+		t.Errorf("$JAIL_PROFILE not refused: exit %d stderr %q", r.Code, r.Stderr)
+	}
+	named := filepath.Join(dir, "jail-sh@no-such-profile")
+	if err := os.Symlink(jailBin, named); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(nil, named, "-c", "true"); r.Code != exitFailure || !strings.Contains(r.Stderr, "no-such-profile") {
+		t.Errorf("the profile in the link's name not applied: exit %d stderr %q", r.Code, r.Stderr)
 	}
 
 	// Without -c, sh reads its commands from stdin (a pipe here; a terminal makes it interactive).
@@ -260,6 +267,9 @@ func TestShellShim(t *testing.T) {
 	}
 
 	// `jail shell` is the same shim without a symlink.
+	if _, stderr, code := runJail(t, "shell", "-p", "no-such-profile", "-c", "true"); code != exitFailure || !strings.Contains(stderr, "no-such-profile") {
+		t.Errorf("jail shell -p not applied: exit %d stderr %q", code, stderr)
+	}
 	stdout, stderr, code := runJail(t, "shell", "-c", `echo "$0"`, "via-subcommand")
 	requireWired(t, stderr, "exec shell")
 	if code != 0 || stdout != "via-subcommand\n" {
@@ -343,5 +353,101 @@ func TestPlantedProfileInSubdirectory(t *testing.T) {
 	r := bashIn(t, sub, rewriteWithJail(t, "gemini", shellEvent("touch "+escaped)))
 	if _, err := os.Stat(escaped); err == nil {
 		t.Errorf("a profile planted in sub/.jail by an earlier command granted writes outside the project (exit %d)", r.Code)
+	}
+}
+
+// TestHookOptionLikeCommands: a model's command that starts with - or + is the command, never an
+// option of jail or of the shell inside. Each is run plainly first (bash -c -- CMD) to learn what
+// it does, then through the hook: same output, same status, and no option took effect (-x would
+// trace to stderr, +e/-e change error handling, --version would print bash's version).
+func TestHookOptionLikeCommands(t *testing.T) {
+	dir := t.TempDir()
+	for _, command := range []string{"-x", "--version", "+e", "-e; echo after", "--rcfile /etc/passwd", "-c 'echo injected'", "+x -c id"} {
+		t.Run(command, func(t *testing.T) {
+			direct := bashIn(t, dir, "bash -c -- "+shellQuote(t, command))
+			for _, harness := range hooks.Harnesses() {
+				tool := map[string]string{"claude-code": "Bash", "codex": "Bash", "gemini": "run_shell_command"}[harness]
+				event, err := json.Marshal(map[string]any{"tool_name": tool, "tool_input": map[string]string{"command": command}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := bashIn(t, dir, rewriteWithJail(t, harness, event))
+				if r.Stdout != direct.Stdout || r.Code != direct.Code || strings.Contains(r.Stdout+r.Stderr, "GNU bash, version") || strings.Contains(r.Stdout, "injected") {
+					t.Errorf("%s: stdout %q exit %d stderr %q; run as a command it gives stdout %q exit %d",
+						harness, r.Stdout, r.Code, r.Stderr, direct.Stdout, direct.Code)
+				}
+				if !strings.Contains(r.Stderr, "command not found") {
+					t.Errorf("%s: stderr %q; want bash's \"command not found\" for the word %q", harness, r.Stderr, command)
+				}
+			}
+		})
+	}
+}
+
+func shellQuote(t *testing.T, s string) string {
+	t.Helper()
+	q, err := hooks.Quote(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// TestShimProfileFromMakefile is issue 22's two-step attack on the shim. A recipe run under
+// `make SHELL=jail-sh` (sandboxed) writes a Makefile that exports JAIL_PROFILE naming a weak
+// profile it also wrote, granting a directory outside the project; the next host `make` with the
+// same SHELL must not run its recipe under that profile. The effect is checked on the host: the
+// planted recipe's marker outside the project. The same Makefile run with a plain shell writes
+// the marker, so the test can fail.
+func TestShimProfileFromMakefile(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	root := t.TempDir()
+	proj, outside := filepath.Join(root, "proj"), filepath.Join(root, "outside")
+	for _, d := range []string{proj, outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shim := filepath.Join(root, "jail-sh")
+	if err := os.Symlink(jailBin, shim); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(outside, "planted")
+	weak := "extends = [\"agent\"]\n[filesystem]\nwrite = [\"" + outside + "\"]\n"
+	planted := "export JAIL_PROFILE := $(CURDIR)/weak.toml\nall:\n\t@touch " + marker + "\n"
+	// Step 1: the sandboxed recipe plants both files (the project is writable in agent).
+	// printf's format carries each file on one recipe line; $ is doubled for make.
+	format := func(content string) string {
+		r := strings.NewReplacer(`\`, `\\`, "%", "%%", "\n", `\n`, "\t", `\t`)
+		return strings.ReplaceAll(shellQuote(t, r.Replace(content)), "$", "$$")
+	}
+	step1 := "all:\n\t@printf " + format(weak) + " > weak.toml; printf " + format(planted) + " > Makefile\n"
+	writeFile(t, filepath.Join(proj, "Makefile"), step1)
+	r, err := hookstest.Exec(proj, nil, "make", "-s", "SHELL="+shim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(proj, "Makefile")); r.Code != 0 || string(data) != planted {
+		t.Fatalf("step 1 did not plant the Makefile: exit %d stderr %q", r.Code, r.Stderr)
+	}
+	// Step 2: the host runs make again, as before.
+	r, err = hookstest.Exec(proj, nil, "make", "-s", "SHELL="+shim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the planted JAIL_PROFILE took effect: the recipe wrote %s on the host (exit %d)", marker, r.Code)
+	}
+	if r.Code == 0 || !strings.Contains(r.Stderr, "JAIL_PROFILE is not read") {
+		t.Errorf("step 2: exit %d stderr %q; want the shim to refuse the exported JAIL_PROFILE", r.Code, r.Stderr)
+	}
+	// The payload itself works: with a plain shell the same Makefile writes the marker.
+	if r, err := hookstest.Exec(proj, nil, "make", "-s", "SHELL=/bin/sh"); err != nil || r.Code != 0 {
+		t.Fatalf("control run: %v exit %d stderr %q", err, r.Code, r.Stderr)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("control run with /bin/sh did not write %s: the test cannot tell an escape", marker)
 	}
 }
