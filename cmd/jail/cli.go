@@ -21,6 +21,8 @@ const usage = `Usage: jail [OPTIONS] [--] COMMAND [ARG...]
        jail profile list | show NAME|FILE | check FILE...
        jail doctor [--json]
        jail hook claude-code|codex|gemini [-p PROFILE]
+       jail hook install claude-code|codex|gemini [--profile PROFILE] [--scope user|project]
+       jail hook check claude-code|codex|gemini [-v]
        jail shell [-p PROFILE] [-c COMMAND [ARG0 ARG...]]
                  (also as jail-sh[@PROFILE] / jail-bash[@PROFILE] through a symlink)
        jail create [OPTIONS] | exec ID -- COMMAND | ls | inspect ID | cp | rm ID... | prune | serve
