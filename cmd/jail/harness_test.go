@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHarnessInstallAndCheck drives the real agent CLIs, pinned in testdata/harnesses and
+// installed by .ci/run (npm ci) into $JAIL_HARNESS_BIN: for each, in a fresh home,
+// `jail hook check` fails naming the missing hook, `jail hook install` makes it pass (the
+// model's shell command ran in jail: its own pid namespace, the canary hidden, no marker on the
+// host), and a hook with a wrong matcher — or, for Codex, one no longer trusted — fails again,
+// naming the cause.
+func TestHarnessInstallAndCheck(t *testing.T) {
+	bin := os.Getenv("JAIL_HARNESS_BIN")
+	if bin == "" {
+		t.Skip("JAIL_HARNESS_BIN is not set: the agent CLIs are not installed (.ci/run installs them)")
+	}
+	realHome, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		harness, settings, matcher string
+	}{
+		{"claude-code", ".claude/settings.json", `"matcher": "Bash"`},
+		{"codex", ".codex/hooks.json", `"matcher": "Bash"`},
+		{"gemini", ".gemini/settings.json", `"matcher": "run_shell_command"`},
+	} {
+		t.Run(tc.harness, func(t *testing.T) {
+			t.Parallel()
+			// Not under /tmp: Gemini CLI ignores settings below a world-writable directory,
+			// and Codex will not set up its helpers there.
+			if err := os.MkdirAll(filepath.Join(realHome, ".cache"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			home, err := os.MkdirTemp(filepath.Join(realHome, ".cache"), "jail-harness-test-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(home) })
+			proj := filepath.Join(home, "proj")
+			if err := os.MkdirAll(proj, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if tc.harness == "codex" {
+				// Codex's own sandbox stops jail from starting (docs/harnesses.md): the user
+				// turns it off and lets jail be the sandbox.
+				writeFile(t, filepath.Join(home, ".codex", "config.toml"), "sandbox_mode = \"danger-full-access\"\n")
+			}
+			opts := runOpts{dir: proj, env: []string{"HOME=" + home, "PATH=" + bin + ":" + os.Getenv("PATH"),
+				"GEMINI_CLI_TRUST_WORKSPACE=true"}}
+			check := func(wantOK bool, want string) {
+				t.Helper()
+				out, errOut, code := runJailWith(t, opts, "hook", "check", "-v", tc.harness)
+				if (code == 0) != wantOK || !strings.Contains(out, want) {
+					t.Fatalf("jail hook check %s: exit %d, stdout %q; want ok=%v and %q\nstderr: %s", tc.harness, code, out, wantOK, want, errOut)
+				}
+				t.Logf("check: %s", strings.TrimSpace(out))
+			}
+
+			check(false, "hook missing")
+			out, errOut, code := runJailWith(t, opts, "hook", "install", tc.harness)
+			if code != 0 {
+				t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
+			}
+			check(true, "inside jail")
+
+			if tc.harness == "codex" {
+				config := filepath.Join(home, ".codex", "config.toml")
+				trusted, err := os.ReadFile(config)
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, config, "sandbox_mode = \"danger-full-access\"\n")
+				check(false, "untrusted")
+				writeFile(t, config, string(trusted))
+			}
+
+			settings := filepath.Join(home, tc.settings)
+			data, err := os.ReadFile(settings)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), tc.matcher) {
+				t.Fatalf("%s lacks %s:\n%s", settings, tc.matcher, data)
+			}
+			writeFile(t, settings, strings.Replace(string(data), tc.matcher, `"matcher": "Read"`, 1))
+			check(false, "matcher wrong")
+		})
+	}
+}
