@@ -34,9 +34,9 @@ import (
 //
 // turned into JSON with every object's keys sorted, serialized compactly by serde_json, and
 // hashed with SHA-256. timeout is the handler's, 600 seconds when unset; statusMessage would be
-// included when set. Codex's own `codex app-server` reports the same value
-// as "currentHash" in hooks/list (TestCodexTrustHashMatchesCodex checks it against the pinned
-// release).
+// included when set. Codex's own `codex app-server` reports the same value as "currentHash" in
+// hooks/list (TestCodexHandlerHash holds the one the pinned release reported), and the pinned
+// CLI runs a hook trusted this way (TestHarnessInstallAndCheck).
 
 // codexEvent is Codex's key label for the PreToolUse event.
 const codexEvent = "pre_tool_use"
