@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -238,61 +237,13 @@ func cliRun(harnessName, url string, e Env) (args, env []string, cleanup func(),
 			"-c", "model_providers.jail-check=" + provider, "-m", "jail-check", checkPrompt,
 		}, []string{"JAIL_CHECK_API_KEY=jail-check-dummy-key"}, cleanup, nil
 	case "gemini":
-		// Gemini reads a base URL only with API-key auth; the auth type the user chose is
-		// overridden by a system settings layer (the highest) that also keeps whatever the
-		// real system settings say. Gemini skips that file unless every directory above it
-		// is writable by its owner alone, so it lives under the home, not /tmp.
-		overlay, err := geminiOverlay(e)
+		home, err := geminiCheckHome(e)
 		if err != nil {
 			return nil, nil, cleanup, err
 		}
 		return []string{"--approval-mode", "yolo", "-p", checkPrompt}, []string{
-			"GEMINI_API_KEY=jail-check-dummy-key", "GOOGLE_GEMINI_BASE_URL=" + url,
-			"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + overlay,
-		}, func() { os.RemoveAll(filepath.Dir(overlay)) }, nil
+			"GEMINI_API_KEY=jail-check-dummy-key", "GOOGLE_GEMINI_BASE_URL=" + url, "GEMINI_CLI_HOME=" + home,
+		}, func() { os.RemoveAll(home) }, nil
 	}
 	return nil, nil, cleanup, fmt.Errorf("unknown harness %q", harnessName)
-}
-
-// geminiOverlay writes the system settings layer for the Gemini check and returns its path.
-func geminiOverlay(e Env) (string, error) {
-	system := e.getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
-	if system == "" {
-		system = "/etc/gemini-cli/settings.json"
-	}
-	settings, _, err := readObject(system)
-	if err != nil {
-		return "", err
-	}
-	security, err := settings.child("security")
-	if err != nil {
-		return "", err
-	}
-	auth, err := security.child("auth")
-	if err != nil {
-		return "", err
-	}
-	if err := auth.set("selectedType", "gemini-api-key"); err != nil {
-		return "", err
-	}
-	if err := security.set("auth", auth); err != nil {
-		return "", err
-	}
-	if err := settings.set("security", security); err != nil {
-		return "", err
-	}
-	data, err := json.Marshal(settings)
-	if err != nil {
-		return "", err
-	}
-	cache := filepath.Join(e.Home, ".cache", "jail")
-	if err := os.MkdirAll(cache, 0o700); err != nil {
-		return "", err
-	}
-	dir, err := os.MkdirTemp(cache, "hook-check-")
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "system-settings.json")
-	return path, os.WriteFile(path, data, 0o600)
 }

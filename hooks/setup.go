@@ -68,7 +68,7 @@ var setups = map[string]setup{
 			if scope == ScopeProject {
 				return filepath.Join(e.Dir, ".gemini", "settings.json")
 			}
-			return filepath.Join(e.Home, ".gemini", "settings.json")
+			return filepath.Join(geminiHome(e), ".gemini", "settings.json")
 		},
 		handler: func(c string) map[string]any {
 			return map[string]any{"name": "jail", "type": "command", "command": c, "timeout": 10000}

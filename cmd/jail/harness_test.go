@@ -31,8 +31,7 @@ func TestHarnessInstallAndCheck(t *testing.T) {
 	} {
 		t.Run(tc.harness, func(t *testing.T) {
 			t.Parallel()
-			// Not under /tmp: Gemini CLI ignores settings below a world-writable directory,
-			// and Codex will not set up its helpers there.
+			// Not under /tmp: Codex will not set up its helpers there.
 			if err := os.MkdirAll(filepath.Join(realHome, ".cache"), 0o700); err != nil {
 				t.Fatal(err)
 			}
@@ -44,6 +43,10 @@ func TestHarnessInstallAndCheck(t *testing.T) {
 			proj := filepath.Join(home, "proj")
 			if err := os.MkdirAll(proj, 0o755); err != nil {
 				t.Fatal(err)
+			}
+			if tc.harness == "gemini" {
+				// A user who signed in with Google: the check must still reach the fake model.
+				writeFile(t, filepath.Join(home, ".gemini", "settings.json"), `{"security": {"auth": {"selectedType": "oauth-personal"}}}`+"\n")
 			}
 			if tc.harness == "codex" {
 				// Codex's own sandbox stops jail from starting (docs/harnesses.md): the user
@@ -66,7 +69,15 @@ func TestHarnessInstallAndCheck(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
 			}
+			settings := filepath.Join(home, tc.settings)
+			installed, err := os.ReadFile(settings)
+			if err != nil {
+				t.Fatal(err)
+			}
 			check(true, "inside jail")
+			if data, err := os.ReadFile(settings); err != nil || string(data) != string(installed) {
+				t.Fatalf("check changed %s: %v\nbefore: %s\nafter: %s", settings, err, installed, data)
+			}
 
 			if tc.harness == "codex" {
 				config := filepath.Join(home, ".codex", "config.toml")
@@ -79,15 +90,10 @@ func TestHarnessInstallAndCheck(t *testing.T) {
 				writeFile(t, config, string(trusted))
 			}
 
-			settings := filepath.Join(home, tc.settings)
-			data, err := os.ReadFile(settings)
-			if err != nil {
-				t.Fatal(err)
+			if !strings.Contains(string(installed), tc.matcher) {
+				t.Fatalf("%s lacks %s:\n%s", settings, tc.matcher, installed)
 			}
-			if !strings.Contains(string(data), tc.matcher) {
-				t.Fatalf("%s lacks %s:\n%s", settings, tc.matcher, data)
-			}
-			writeFile(t, settings, strings.Replace(string(data), tc.matcher, `"matcher": "Read"`, 1))
+			writeFile(t, settings, strings.Replace(string(installed), tc.matcher, `"matcher": "Read"`, 1))
 			check(false, "matcher wrong")
 		})
 	}
