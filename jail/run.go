@@ -68,7 +68,7 @@ func runObserved(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) 
 		return fail.ExitSetup, err
 	}
 	status, err = runSandbox(spec, stdio, obs, early)
-	if userNSRefused(err, userns.CapsStripped) && spec.Fallback == "landlock" {
+	if userNSRefused(err, userns.RefusesSteps) && spec.Fallback == "landlock" {
 		obs.log().Printf("host: user namespaces refused (%s); falling back to Landlock", err)
 		return runFallback(spec, stdio, obs, early.waiterOrNil(), err)
 	}
@@ -132,12 +132,16 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 // waiter is init's parent (spawn.Waiter), and nothing is left for the host to do that the waiter
 // cannot (enforce the timeout). There is no terminal to restore, report or status record to
 // write, or fallback to run if init finds user namespaces refused (nor an egress proxy to
-// serve: the caller checks). init then prints its own error, if it has one
-// (wire.Config.HostLeaves). Nor does it leave an overlay workspace: the caller finishes the
-// change set once the sandbox has ended (package workspace), and holds its lock until then.
+// serve: the caller checks), and jail does not run under a seccomp filter already (a
+// container's, an agent harness's sandbox), where init's setup may well be refused: only the
+// host can name the cause, since init has neither the caller's environment nor its /proc. init
+// then prints its own error, if it has one (wire.Config.HostLeaves). Nor does it leave an
+// overlay workspace: the caller finishes the change set once the sandbox has ended (package
+// workspace), and holds its lock until then.
 func (sb *sandbox) canLeave() bool {
 	return sb.proc.waiter != nil && sb.term == nil && !sb.obs.follows && sb.spec.Fallback != "landlock" &&
-		!slices.ContainsFunc(sb.spec.Mounts, func(m plan.Mount) bool { return m.Kind == plan.MountOverlay })
+		!slices.ContainsFunc(sb.spec.Mounts, func(m plan.Mount) bool { return m.Kind == plan.MountOverlay }) &&
+		!userns.UnderSeccomp()
 }
 
 // sandbox is a started init seen from the host.
@@ -334,10 +338,11 @@ func refusalErrno(errno syscall.Errno) bool {
 // namespace, which is when a Landlock fallback may take over: init could not be started in
 // them (which includes a known restriction, Ubuntu's AppArmor, stripping the user namespace's
 // capabilities so that init's child could not create the others), or a setup step failed with
-// EPERM while that restriction is in force (capsStripped says so), before the command ran. A step
-// refused for another reason (a container's masked /proc, say) is not: the namespaces work, and
-// the fallback would give up more than the step.
-func userNSRefused(err error, capsStripped func() bool) bool {
+// EPERM where such a restriction is in force (refusesSteps, userns.RefusesSteps: that one, or an
+// agent harness's sandbox refusing what the steps need), before the command ran. A step refused
+// for another reason (a container's masked /proc, say) is not: the namespaces work, and the
+// fallback would give up more than the step.
+func userNSRefused(err error, refusesSteps func() bool) bool {
 	var e *fail.Error
 	if !errors.As(err, &e) {
 		return false
@@ -345,7 +350,7 @@ func userNSRefused(err error, capsStripped func() bool) bool {
 	if refusedNamespaces(e) {
 		return refusalErrno(e.Errno)
 	}
-	return e.Exit == fail.ExitSetup && e.Errno == syscall.EPERM && capsStripped()
+	return e.Exit == fail.ExitSetup && e.Errno == syscall.EPERM && refusesSteps()
 }
 
 // forwardSignals passes the forwarded signals to init, which passes them to the command (or, for

@@ -17,12 +17,13 @@ type State struct {
 	EUID      int
 	Label     string // this process's AppArmor label; "" without AppArmor
 	Unmapped  bool   // the euid or egid has no mapping in jail's own user namespace
+	Harness   string // the agent harness whose own sandbox jail runs in (OuterHarness), "" for none
 }
 
 // Current is this process's State.
 func Current() State {
 	return State{Sysctl: ReadSysctl, Seccomped: UnderSeccomp(), EUID: os.Geteuid(), Label: AppArmorLabel(),
-		Unmapped: Unmapped()}
+		Unmapped: Unmapped(), Harness: outerHarness()}
 }
 
 // Refusal names what keeps this process from using an unprivileged user namespace and the
@@ -36,6 +37,8 @@ func Refusal() (cause, fix string) {
 func (s State) Refusal() (cause, fix string) {
 	unprivileged := s.EUID != 0 // root needs none of the unprivileged paths
 	switch {
+	case s.Harness == HarnessClaudeCode && s.Sysctl(SysctlMaxUserNS) == "0":
+		return claudeCodeRefusal, claudeCodeFix
 	case s.Unmapped:
 		return fmt.Sprintf("jail's uid %d has no mapping in the user namespace it runs in (one made without a map, as by unshare -U alone), and the kernel gives an unmapped user no user namespace", s.EUID),
 			"map it (unshare -U -r, or --map-user and --map-group), or run jail outside that namespace"
@@ -63,10 +66,21 @@ func (s State) Refusal() (cause, fix string) {
 // MapRefusal names what keeps the kernel from taking the id maps of a user namespace jail did
 // create, and the fix, or two empty strings when jail does not know. Root may map itself (uid 0)
 // into a new namespace only with CAP_SETFCAP (Linux 5.12), which a container's dropped
-// capabilities take away.
+// capabilities take away. And jail writes the maps at /proc/PID, which is another process, or
+// none, where /proc shows another pid namespace than jail's own.
 func MapRefusal() (cause, fix string) {
+	if procForeign() {
+		if outerHarness() == HarnessClaudeCode {
+			return claudeCodeProcRefusal, claudeCodeProcFix
+		}
+		return "jail's /proc shows another pid namespace than its own, so jail cannot reach the id maps of the sandbox it starts",
+			"mount a /proc of jail's pid namespace where it runs, " + fallbackFix
+	}
 	if os.Geteuid() != 0 || restrict.Holds(unix.CAP_SETFCAP) {
 		return "", ""
+	}
+	if outerHarness() == HarnessCodex {
+		return codexRootRefusal, codexRootFix
 	}
 	return "root may map itself into a new user namespace only with CAP_SETFCAP, which jail was not given (a container's dropped capabilities)",
 		"give it CAP_SETFCAP (docker or podman run --cap-add SETFCAP; Kubernetes: capabilities.add: [SETFCAP]), or run jail as an ordinary user"
@@ -118,6 +132,11 @@ func Who(engine string) string {
 	switch {
 	case cause != "":
 		return cause
+	case outerHarness() == HarnessCodex:
+		if cause, _ := MapRefusal(); cause != "" {
+			return cause
+		}
+		return codexStepRefusal
 	case UnderSeccomp() && engine != "":
 		return engine + "'s seccomp policy refuses them"
 	case UnderSeccomp():
@@ -186,6 +205,8 @@ func StepHint() string {
 	switch {
 	case CapsStripped():
 		return Hint()
+	case UnderSeccomp() && outerHarness() == HarnessCodex:
+		return codexStepRefusal + "; " + codexStepFix
 	case UnderSeccomp():
 		return "jail runs under a seccomp filter, a container's most likely, which may refuse this step; " +
 			"run the container with --security-opt seccomp=unconfined (jail doctor names its engine's option)"
@@ -212,8 +233,13 @@ func ReadSysctl(path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// underSeccomp reports whether this process already runs under a seccomp filter (mode 2).
+// UnderSeccomp reports whether this process already runs under a seccomp filter (mode 2). It
+// asks prctl(PR_GET_SECCOMP), a tenth of a microsecond (the host asks it on every run, canLeave);
+// /proc/self/status, read where a filter refuses that, costs some 40 µs.
 func UnderSeccomp() bool {
+	if mode, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err == nil {
+		return mode == 2
+	}
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return false
