@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,12 +52,20 @@ func runFallback(spec *plan.Spec, stdio tty.Stdio, obs *observer, waiting *spawn
 	env := spec.Env
 	if plan.PrivateTmp != "" {
 		dir, err := os.MkdirTemp("", "jail-tmp-")
-		if err != nil {
+		switch {
+		case err == nil:
+			defer os.RemoveAll(dir)
+			plan.Landlock.Write = append(plan.Landlock.Write, dir)
+			env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+dir)
+		case errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES):
+			// An outer sandbox (Codex's read-only mode) keeps the temporary directory from
+			// jail as from the command: the command goes without one, as it would there.
+			if !obs.opts.Quiet {
+				fmt.Fprintf(w, "jail: fallback: no private TMPDIR, the temporary directory is not writable here (%s)\n", err)
+			}
+		default:
 			return fail.ExitSetup, fail.New("create private TMPDIR", "", err)
 		}
-		defer os.RemoveAll(dir)
-		plan.Landlock.Write = append(plan.Landlock.Write, dir)
-		env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+dir)
 	}
 	bpf, err := fallbackFilter(spec, plan)
 	if err != nil {
