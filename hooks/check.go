@@ -177,9 +177,12 @@ func probe(ctx context.Context, harnessName, cli string, e Env, timeout time.Dur
 	}
 	pidns, canaryText, found := probeOutput(rep.Result)
 	switch {
+	case !found && jailError(rep.Result) != "":
+		// jail's own one-line error: inside the harness's own sandbox it names that sandbox
+		// and what to change.
+		return "jail did not start: " + jailError(rep.Result), nil
 	case !found && strings.Contains(rep.Result, "Process running with session ID"):
-		return "the command did not finish: jail cannot start inside Codex's own sandbox " +
-			`(set sandbox_mode = "danger-full-access" in config.toml: jail is then the sandbox)`, nil
+		return "the command did not finish: Codex left it running (see where jail stops: jail -v -- true, run by Codex)", nil
 	case !found:
 		return "the command did not run; the CLI answered: " + oneLine(rep.Result), nil
 	case pidns == host:
@@ -188,6 +191,18 @@ func probe(ctx context.Context, harnessName, cli string, e Env, timeout time.Dur
 		return "the command read the canary " + filepath.Join(dir, "canary") + ": the profile does not hide it", nil
 	}
 	return "", nil
+}
+
+// jailError is the first of jail's own error lines ("jail: …", not a warning or notice) in
+// text, without the prefix, or "".
+func jailError(text string) string {
+	for line := range strings.SplitSeq(text, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "jail: ")
+		if ok && !strings.HasPrefix(rest, "warning: ") && !strings.HasPrefix(rest, "notice: ") {
+			return rest
+		}
+	}
+	return ""
 }
 
 // probeOutput finds the probe's two lines between its begin and end markers: the pid namespace
