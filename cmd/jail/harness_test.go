@@ -14,14 +14,7 @@ import (
 // host), and a hook with a wrong matcher — or, for Codex, one no longer trusted — fails again,
 // naming the cause.
 func TestHarnessInstallAndCheck(t *testing.T) {
-	bin := os.Getenv("JAIL_HARNESS_BIN")
-	if bin == "" {
-		t.Skip("JAIL_HARNESS_BIN is not set: the agent CLIs are not installed (.ci/run installs them)")
-	}
-	realHome, err := os.UserHomeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := harnessBin(t)
 	for _, tc := range []struct {
 		harness, settings, matcher string
 	}{
@@ -31,26 +24,14 @@ func TestHarnessInstallAndCheck(t *testing.T) {
 	} {
 		t.Run(tc.harness, func(t *testing.T) {
 			t.Parallel()
-			// Not under /tmp: Codex will not set up its helpers there.
-			if err := os.MkdirAll(filepath.Join(realHome, ".cache"), 0o700); err != nil {
-				t.Fatal(err)
-			}
-			home, err := os.MkdirTemp(filepath.Join(realHome, ".cache"), "jail-harness-test-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(home) })
-			proj := filepath.Join(home, "proj")
-			if err := os.MkdirAll(proj, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			home, proj := harnessHome(t)
 			if tc.harness == "gemini" {
 				// A user who signed in with Google: the check must still reach the fake model.
 				writeFile(t, filepath.Join(home, ".gemini", "settings.json"), `{"security": {"auth": {"selectedType": "oauth-personal"}}}`+"\n")
 			}
 			if tc.harness == "codex" {
-				// Codex's own sandbox stops jail from starting (docs/harnesses.md): the user
-				// turns it off and lets jail be the sandbox.
+				// jail is the sandbox here: Codex's own refuses jail's namespaces to root and,
+				// with its network off, to anyone (TestHarnessOwnSandbox).
 				writeFile(t, filepath.Join(home, ".codex", "config.toml"), "sandbox_mode = \"danger-full-access\"\n")
 			}
 			opts := runOpts{dir: proj, env: []string{"HOME=" + home, "PATH=" + bin + ":" + os.Getenv("PATH"),
@@ -97,4 +78,38 @@ func TestHarnessInstallAndCheck(t *testing.T) {
 			check(false, "matcher wrong")
 		})
 	}
+}
+
+// harnessBin is $JAIL_HARNESS_BIN, where .ci/run installs the agent CLIs pinned in
+// testdata/harnesses; without it the test is skipped.
+func harnessBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("JAIL_HARNESS_BIN")
+	if bin == "" {
+		t.Skip("JAIL_HARNESS_BIN is not set: the agent CLIs are not installed (.ci/run installs them)")
+	}
+	return bin
+}
+
+// harnessHome makes a fresh home for an agent CLI, with a project directory in it, under the
+// real home's .cache: not under /tmp, where Codex will not set up its helpers.
+func harnessHome(t *testing.T) (home, proj string) {
+	t.Helper()
+	realHome, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(realHome, ".cache"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	home, err = os.MkdirTemp(filepath.Join(realHome, ".cache"), "jail-harness-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	proj = filepath.Join(home, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return home, proj
 }
