@@ -22,10 +22,11 @@ func (in *Installed) wrote(path, backup, what string) {
 }
 
 // Install puts jail's pre-tool hook into harnessName's settings for scope and does what the
-// harness needs for it to run: Codex's trust record and feature flag. It merges into existing files (every other setting kept, a backup of each file
-// changed) and replaces an earlier jail entry, so running it again is harmless. jailPath is the
-// absolute path of the jail binary the hook runs.
-func Install(harnessName, profile string, scope Scope, jailPath string, e Env) (Installed, error) {
+// harness needs for it to run: Codex's trust record and feature flag. It merges into existing
+// files (every other setting kept, a backup of each file changed) and replaces an earlier jail
+// entry, so running it again is harmless. The hook runs e.Jail, an absolute path.
+func Install(harnessName, profile string, scope Scope, e Env) (Installed, error) {
+	jailPath := e.Jail
 	var in Installed
 	s, ok := setups[harnessName]
 	h := harnesses[harnessName]
@@ -44,7 +45,7 @@ func Install(harnessName, profile string, scope Scope, jailPath string, e Env) (
 	}
 	now := time.Now()
 	path := s.settings(e, scope)
-	gi, hi, err := mergeHook(path, h.event, harnessName, group{Matcher: h.tool}, s.handler(command), now, &in)
+	gi, hi, err := mergeHook(path, h.event, harnessName, jailPath, group{Matcher: h.tool}, s.handler(command), now, &in)
 	if err != nil {
 		return in, fmt.Errorf("%s: %w", path, err)
 	}
@@ -60,7 +61,7 @@ func Install(harnessName, profile string, scope Scope, jailPath string, e Env) (
 // where it stands (positions name hooks in Codex's trust records, so the user's other hooks keep
 // theirs); without one, or where it shares a group whose matcher is not g's, jail's handler gets
 // a group of its own at the end. Any further jail handler is removed.
-func mergeHook(path, event, harnessName string, g group, handlerObj map[string]any, now time.Time, in *Installed) (int, int, error) {
+func mergeHook(path, event, harnessName, jailPath string, g group, handlerObj map[string]any, now time.Time, in *Installed) (int, int, error) {
 	settings, _, err := readObject(path)
 	if err != nil {
 		return 0, 0, err
@@ -104,7 +105,7 @@ func mergeHook(path, event, harnessName string, g group, handlerObj map[string]a
 				rest = append(rest, raw)
 				continue
 			}
-			if _, _, ok := jailHandler(hd.Command, harnessName); !ok {
+			if _, _, ok := jailHandler(hd.Command, harnessName, jailPath); !ok {
 				rest = append(rest, raw)
 				continue
 			}

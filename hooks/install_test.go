@@ -34,12 +34,12 @@ func TestInstallMerges(t *testing.T) {
 	config := "# mine\nmodel = \"x\"\n\n[features]\nhooks = false # off\n\n[hooks.state.\"k\"]\ntrusted_hash = \"sha256:1\"\n"
 	os.WriteFile(filepath.Join(codex, "hooks.json"), []byte(hooksJSON), 0o644)
 	os.WriteFile(filepath.Join(codex, "config.toml"), []byte(config), 0o644)
-	jail := filepath.Join(t.TempDir(), "jail")
-	if err := os.WriteFile(jail, []byte("#!/bin/sh\n"), 0o755); err != nil {
+	e.Jail = filepath.Join(t.TempDir(), "jail")
+	if err := os.WriteFile(e.Jail, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if _, err := Install("codex", "agent", ScopeUser, jail, e); err != nil {
+		if _, err := Install("codex", "agent", ScopeUser, e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -53,7 +53,7 @@ func TestInstallMerges(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := codexTrustKey(filepath.Join(codex, "hooks.json"), 1, 0)
-	want, _ := codexHandlerHash("Bash", []byte(`{"type":"command","command":"`+jail+` hook codex -p agent"}`))
+	want, _ := codexHandlerHash("Bash", []byte(`{"type":"command","command":"`+e.Jail+` hook codex -p agent"}`))
 	if codexTrusted(parsed, key) != want || codexTrusted(parsed, "k") != "sha256:1" || codexHooksOff(parsed) ||
 		!strings.HasPrefix(string(cfg), "# mine\n") || strings.Count(string(cfg), key) != 1 {
 		t.Errorf("config.toml:\n%s", cfg)

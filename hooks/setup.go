@@ -17,12 +17,14 @@ const (
 	ScopeProject Scope = "project" // the project's settings, in its directory
 )
 
-// Env is what the setup code reads from the host: the home directory, the project directory and
-// the environment (os.Getenv), passed in so that tests can point it at a fresh home.
+// Env is what the setup code reads from the host: the home directory, the project directory,
+// the environment (os.Getenv) and the jail binary at work, passed in so that tests can point it
+// at a fresh home.
 type Env struct {
 	Home   string
 	Dir    string
 	Getenv func(string) string
+	Jail   string // this jail binary's path: a hook running a program of its name is jail's too
 }
 
 // getenv is e.Getenv, or nothing set.
@@ -98,10 +100,14 @@ func HookCommand(harnessName, jailPath, profile string) (string, error) {
 }
 
 // jailHandler reports whether a hook command is jail's hook for harnessName: its program is
-// named jail and its first arguments are `hook HARNESS`. It returns the jail path and profile.
-func jailHandler(command, harnessName string) (jailPath, profile string, ok bool) {
+// named jail, or as self is (the jail binary at work, which may have another name), and its
+// first arguments are `hook HARNESS`. It returns the jail path and profile.
+func jailHandler(command, harnessName, self string) (jailPath, profile string, ok bool) {
 	f := strings.Fields(command)
-	if len(f) < 3 || filepath.Base(strings.Trim(f[0], `'"`)) != "jail" || f[1] != "hook" || f[2] != harnessName {
+	if len(f) < 3 || f[1] != "hook" || f[2] != harnessName {
+		return "", "", false
+	}
+	if name := filepath.Base(strings.Trim(f[0], `'"`)); name != "jail" && (self == "" || name != filepath.Base(self)) {
 		return "", "", false
 	}
 	profile = DefaultProfile
@@ -132,8 +138,9 @@ type found struct {
 	profile      string
 }
 
-// findJail lists jail's handlers for harnessName under event in a settings object.
-func findJail(settings object, event, harnessName string) ([]found, error) {
+// findJail lists jail's handlers for harnessName under event in a settings object (self: see
+// jailHandler).
+func findJail(settings object, event, harnessName, self string) ([]found, error) {
 	hooksTable, err := settings.child("hooks")
 	if err != nil {
 		return nil, err
@@ -153,7 +160,7 @@ func findJail(settings object, event, harnessName string) ([]found, error) {
 			if json.Unmarshal(h, &hd) != nil || hd.Type != "command" {
 				continue
 			}
-			if path, profile, ok := jailHandler(hd.Command, harnessName); ok {
+			if path, profile, ok := jailHandler(hd.Command, harnessName, self); ok {
 				list = append(list, found{gi, hi, g.Matcher, path, profile})
 			}
 		}

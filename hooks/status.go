@@ -59,7 +59,7 @@ func locate(harnessName string, e Env) ([]located, []string, error) {
 			continue
 		}
 		read = append(read, path)
-		list, err := findJail(settings, h.event, harnessName)
+		list, err := findJail(settings, h.event, harnessName, e.Jail)
 		if err != nil {
 			return nil, read, fmt.Errorf("%s: %w", path, err)
 		}

@@ -17,14 +17,25 @@ import (
 // letting commands run unsandboxed.
 const exitHookUsage = 2
 
-// hostEnv is what package hooks reads from this host: home, working directory, environment.
+// hostEnv is what package hooks reads from this host: home, working directory, environment, and
+// this jail binary (its real path: the one a hook should run).
 func hostEnv() (hooks.Env, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return hooks.Env{}, err
 	}
 	dir, err := os.Getwd()
-	return hooks.Env{Home: home, Dir: dir, Getenv: os.Getenv}, err
+	if err != nil {
+		return hooks.Env{}, err
+	}
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		return hooks.Env{}, fmt.Errorf("find the jail binary: %w", err)
+	}
+	return hooks.Env{Home: home, Dir: dir, Getenv: os.Getenv, Jail: self}, nil
 }
 
 // runHook is `jail hook HARNESS [-p PROFILE]`, `jail hook install …` and `jail hook check …`.
@@ -90,18 +101,11 @@ func runHookInstall(args []string, stdio jail.Stdio) int {
 	if done {
 		return status
 	}
-	self, err := os.Executable()
-	if err == nil {
-		self, err = filepath.EvalSymlinks(self)
-	}
-	if err != nil {
-		return fail(stdio.Err, fmt.Errorf("hook install: find the jail binary: %w", err))
-	}
 	e, err := hostEnv()
 	if err != nil {
 		return fail(stdio.Err, fmt.Errorf("hook install: %w", err))
 	}
-	installed, err := hooks.Install(harness, *profile, hooks.Scope(*scope), self, e)
+	installed, err := hooks.Install(harness, *profile, hooks.Scope(*scope), e)
 	for _, line := range installed.Lines {
 		fmt.Fprintln(stdio.Out, line)
 	}
