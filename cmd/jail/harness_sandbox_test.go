@@ -22,6 +22,7 @@ const nestedProfile = "extends = [\"agent\"]\n[sandbox]\nfallback = \"landlock\"
 // time the command tries to read a canary in the home that the harness's sandbox alone lets it
 // read (checked first): jail's layer must hide it.
 func TestHarnessOwnSandbox(t *testing.T) {
+	t.Parallel() // about a minute of agent CLIs starting up, mostly waiting: beside the other tests
 	bin := harnessBin(t)
 	root := os.Geteuid() == 0
 

@@ -14,6 +14,7 @@ import (
 // host), and a hook with a wrong matcher — or, for Codex, one no longer trusted — fails again,
 // naming the cause.
 func TestHarnessInstallAndCheck(t *testing.T) {
+	t.Parallel() // about a minute of agent CLIs starting up, mostly waiting: beside the other tests
 	bin := harnessBin(t)
 	for _, tc := range []struct {
 		harness, settings, matcher string
