@@ -1,18 +1,18 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"time"
 
 	"github.com/jail-sandbox/jail/api"
+	"github.com/jail-sandbox/jail/internal/http1"
 	"github.com/jail-sandbox/jail/jail/client"
 )
 
 // decodeCommand reads an exec or start request and turns it into the client's Command (without
 // its stdio).
-func decodeCommand(r *request) (*api.ExecRequest, client.Command, error) {
+func decodeCommand(r *http1.Request) (*api.ExecRequest, client.Command, error) {
 	req := &api.ExecRequest{}
 	if err := decode(r, req); err != nil {
 		return nil, client.Command{}, err
@@ -56,7 +56,7 @@ func (s *Server) feed(id string, pid int, req *api.ExecRequest) error {
 // exec answers POST /v1/sandboxes/{id}/exec: the command's output as events while it runs, its
 // exit last. The command writes into pipes of this process's (or its terminal's master, which
 // the spawner sends back); closing the connection kills it.
-func (s *Server) exec(w *response, r *request, id string, br *bufio.Reader) {
+func (s *Server) exec(w *response, r *http1.Request, id string) {
 	req, cmd, err := decodeCommand(r)
 	if err != nil {
 		w.error(err)
@@ -100,8 +100,8 @@ func (s *Server) exec(w *response, r *request, id string, br *bufio.Reader) {
 		pipes = []*os.File{run.Master}
 		run.Master = nil
 	}
-	ctx := longRequest(w, br)
-	w.head(200, "application/x-ndjson", -1)
+	ctx := http1.Watch(w.Response, r)
+	w.Head(200, "application/x-ndjson", -1)
 	w.event(api.Event{Event: api.EventStart, PID: run.PID})
 	if err := s.feed(id, run.PID, req); err != nil {
 		w.event(api.Event{Event: api.EventError, Error: api.AsError(err)})
@@ -181,7 +181,7 @@ func closeAll(files []*os.File) {
 
 // background answers POST /v1/sandboxes/{id}/processes: the command starts with its output
 // kept, and the answer is its record.
-func (s *Server) background(w *response, r *request, id string) {
+func (s *Server) background(w *response, r *http1.Request, id string) {
 	req, cmd, err := decodeCommand(r)
 	if err != nil {
 		w.error(err)

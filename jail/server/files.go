@@ -2,11 +2,12 @@ package server
 
 import (
 	"github.com/jail-sandbox/jail/api"
+	"github.com/jail-sandbox/jail/internal/http1"
 )
 
 // files answers /v1/sandboxes/{id}/fs/OP.
-func (s *Server) files(w *response, r *request, id, op string) {
-	path := r.query.Get("path")
+func (s *Server) files(w *response, r *http1.Request, id, op string) {
+	path := r.Query.Get("path")
 	needPath := func() bool {
 		if path == "" {
 			w.error(api.Errorf(api.InvalidArgument, "fs/%s: give the path (?path=)", op))
@@ -16,7 +17,7 @@ func (s *Server) files(w *response, r *request, id, op string) {
 	}
 	c := s.Client
 	switch {
-	case op == "file" && r.method == "GET":
+	case op == "file" && r.Method == "GET":
 		offset, err := queryInt(r, "offset", 0)
 		if err != nil {
 			w.error(err)
@@ -30,17 +31,17 @@ func (s *Server) files(w *response, r *request, id, op string) {
 		if needPath() {
 			s.body(w, "application/octet-stream", c.ReadFile(id, path, offset, length, &lazyBody{w: w, contentType: "application/octet-stream"}))
 		}
-	case op == "file" && r.method == "PUT":
+	case op == "file" && r.Method == "PUT":
 		if needPath() {
-			out, err := c.WriteFile(id, path, r.query.Get("mode"), r.body)
+			out, err := c.WriteFile(id, path, r.Query.Get("mode"), r.Body)
 			answer(w, out, err)
 		}
-	case op == "stat" && r.method == "GET":
+	case op == "stat" && r.Method == "GET":
 		if needPath() {
 			out, err := c.Stat(id, path)
 			answer(w, out, err)
 		}
-	case op == "list" && r.method == "GET":
+	case op == "list" && r.Method == "GET":
 		depth, err := queryInt(r, "depth", 1)
 		if err != nil {
 			w.error(err)
@@ -50,7 +51,7 @@ func (s *Server) files(w *response, r *request, id, op string) {
 			out, err := c.ListFiles(id, path, int(depth))
 			answer(w, out, err)
 		}
-	case op == "mkdir" && r.method == "POST":
+	case op == "mkdir" && r.Method == "POST":
 		var req api.MkdirRequest
 		if err := decode(r, &req); err != nil {
 			w.error(err)
@@ -62,7 +63,7 @@ func (s *Server) files(w *response, r *request, id, op string) {
 			return
 		}
 		w.json(201, out)
-	case op == "move" && r.method == "POST":
+	case op == "move" && r.Method == "POST":
 		var req api.MoveRequest
 		if err := decode(r, &req); err != nil {
 			w.error(err)
@@ -70,20 +71,20 @@ func (s *Server) files(w *response, r *request, id, op string) {
 		}
 		out, err := c.Move(id, req)
 		answer(w, out, err)
-	case op == "remove" && r.method == "POST":
+	case op == "remove" && r.Method == "POST":
 		var req api.RemoveRequest
 		if err := decode(r, &req); err != nil {
 			w.error(err)
 			return
 		}
 		done(w, c.Remove(id, req))
-	case op == "archive" && r.method == "GET":
+	case op == "archive" && r.Method == "GET":
 		if needPath() {
 			s.body(w, "application/x-tar", c.ArchiveOut(id, path, &lazyBody{w: w, contentType: "application/x-tar"}))
 		}
-	case op == "archive" && r.method == "PUT":
+	case op == "archive" && r.Method == "PUT":
 		if needPath() {
-			out, err := c.ArchiveIn(id, path, "", r.body)
+			out, err := c.ArchiveIn(id, path, "", r.Body)
 			answer(w, out, err)
 		}
 	case op == "file" || op == "stat" || op == "list" || op == "mkdir" || op == "move" || op == "remove" || op == "archive":
@@ -98,12 +99,12 @@ func (s *Server) files(w *response, r *request, id, op string) {
 // as a cut response.
 func (s *Server) body(w *response, contentType string, err error) {
 	switch {
-	case err == nil && !w.started:
-		w.head(200, contentType, 0)
-	case err != nil && !w.started:
+	case err == nil && !w.Started:
+		w.Head(200, contentType, 0)
+	case err != nil && !w.Started:
 		w.error(err)
 	case err != nil:
-		w.failed = true
-		w.close = true
+		w.Failed = true
+		w.Close = true
 	}
 }

@@ -1,19 +1,19 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"strconv"
 	"syscall"
 
 	"github.com/jail-sandbox/jail/api"
+	"github.com/jail-sandbox/jail/internal/http1"
 	"github.com/jail-sandbox/jail/jail/client"
 )
 
 // processes answers /v1/sandboxes/{id}/processes[/{pid}[/ACTION]].
-func (s *Server) processes(w *response, r *request, id string, rest []string, br *bufio.Reader) {
+func (s *Server) processes(w *response, r *http1.Request, id string, rest []string) {
 	if len(rest) == 0 {
-		switch r.method {
+		switch r.Method {
 		case "GET":
 			procs, err := s.Client.Processes(id, queryBool(r, "running"))
 			if err != nil {
@@ -34,7 +34,7 @@ func (s *Server) processes(w *response, r *request, id string, rest []string, br
 		return
 	}
 	if len(rest) == 1 {
-		switch r.method {
+		switch r.Method {
 		case "GET":
 			p, err := s.Client.Process(id, pid)
 			answer(w, p, err)
@@ -47,13 +47,13 @@ func (s *Server) processes(w *response, r *request, id string, rest []string, br
 	}
 	switch action := rest[1]; action {
 	case "output":
-		s.method(w, r, "GET", func() { s.output(w, r, id, pid, br) })
+		s.method(w, r, "GET", func() { s.output(w, r, id, pid) })
 	case "attach":
-		s.method(w, r, "GET", func() { s.attach(w, r, id, pid, br) })
+		s.method(w, r, "GET", func() { s.attach(w, r, id, pid) })
 	case "wait":
-		s.method(w, r, "GET", func() { s.wait(w, r, id, pid, br) })
+		s.method(w, r, "GET", func() { s.wait(w, r, id, pid) })
 	case "stdin":
-		s.method(w, r, "POST", func() { done(w, s.Client.Stdin(id, pid, r.body, queryBool(r, "close"))) })
+		s.method(w, r, "POST", func() { done(w, s.Client.Stdin(id, pid, r.Body, queryBool(r, "close"))) })
 	case "signal":
 		s.method(w, r, "POST", func() {
 			var req api.SignalRequest
@@ -96,7 +96,7 @@ func done(w *response, err error) {
 }
 
 // offsets reads the stdout and stderr offsets of an output or attach request.
-func offsets(r *request) ([2]int64, error) {
+func offsets(r *http1.Request) ([2]int64, error) {
 	var o [2]int64
 	for i, name := range []string{"stdout", "stderr"} {
 		n, err := queryInt(r, name, 0)
@@ -109,7 +109,7 @@ func offsets(r *request) ([2]int64, error) {
 }
 
 // output answers GET …/processes/{pid}/output.
-func (s *Server) output(w *response, r *request, id string, pid int, br *bufio.Reader) {
+func (s *Server) output(w *response, r *http1.Request, id string, pid int) {
 	o, err := offsets(r)
 	if err != nil {
 		w.error(err)
@@ -127,7 +127,7 @@ func (s *Server) output(w *response, r *request, id string, pid int, br *bufio.R
 	}
 	ctx := context.Background()
 	if wait > 0 {
-		ctx = longRequest(w, br)
+		ctx = http1.Watch(w.Response, r)
 	}
 	out, err := s.Client.Output(ctx, id, pid, client.OutputRequest{Stdout: o[0], Stderr: o[1], Wait: wait, MaxBytes: int(max)})
 	answer(w, out, err)
@@ -135,21 +135,21 @@ func (s *Server) output(w *response, r *request, id string, pid int, br *bufio.R
 
 // attach answers GET …/processes/{pid}/attach: the exec stream of a background process, from
 // the offsets on; closing the connection leaves the process running.
-func (s *Server) attach(w *response, r *request, id string, pid int, br *bufio.Reader) {
+func (s *Server) attach(w *response, r *http1.Request, id string, pid int) {
 	o, err := offsets(r)
 	if err != nil {
 		w.error(err)
 		return
 	}
-	ctx := longRequest(w, br)
+	ctx := http1.Watch(w.Response, r)
 	err = s.Client.Attach(ctx, id, pid, o, func(e api.Event) error {
-		if !w.started {
-			w.head(200, "application/x-ndjson", -1)
+		if !w.Started {
+			w.Head(200, "application/x-ndjson", -1)
 		}
 		return w.event(e)
 	})
 	if err != nil && ctx.Err() == nil {
-		if !w.started {
+		if !w.Started {
 			w.error(err)
 			return
 		}
@@ -158,13 +158,13 @@ func (s *Server) attach(w *response, r *request, id string, pid int, br *bufio.R
 }
 
 // wait answers GET …/processes/{pid}/wait.
-func (s *Server) wait(w *response, r *request, id string, pid int, br *bufio.Reader) {
+func (s *Server) wait(w *response, r *http1.Request, id string, pid int) {
 	timeout, err := queryDuration(r, "timeout")
 	if err != nil {
 		w.error(err)
 		return
 	}
-	longRequest(w, br)
+	http1.Watch(w.Response, r)
 	p, err := s.Client.Wait(id, pid, timeout)
 	answer(w, p, err)
 }

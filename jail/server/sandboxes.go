@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/jail-sandbox/jail/api"
+	"github.com/jail-sandbox/jail/internal/http1"
 	"github.com/jail-sandbox/jail/jail/client"
 )
 
 // list answers GET /v1/sandboxes.
-func (s *Server) list(w *response, r *request) {
-	opts := client.ListOptions{Labels: map[string]string{}, Name: r.query.Get("name")}
-	for _, l := range r.query["label"] {
+func (s *Server) list(w *response, r *http1.Request) {
+	opts := client.ListOptions{Labels: map[string]string{}, Name: r.Query.Get("name")}
+	for _, l := range r.Query["label"] {
 		k, v, err := client.ParseLabel(l)
 		if err != nil {
 			w.error(api.Errorf(api.InvalidArgument, "%s", err))
@@ -19,7 +20,7 @@ func (s *Server) list(w *response, r *request) {
 		}
 		opts.Labels[k] = v
 	}
-	if st := r.query.Get("state"); st != "" {
+	if st := r.Query.Get("state"); st != "" {
 		opts.States = strings.Split(st, ",")
 	}
 	list, err := s.Client.List(opts)
@@ -31,7 +32,7 @@ func (s *Server) list(w *response, r *request) {
 }
 
 // create answers POST /v1/sandboxes.
-func (s *Server) create(w *response, r *request) {
+func (s *Server) create(w *response, r *http1.Request) {
 	var req api.CreateRequest
 	if err := decode(r, &req); err != nil {
 		w.error(err)
@@ -46,8 +47,8 @@ func (s *Server) create(w *response, r *request) {
 }
 
 // sandbox answers GET, PATCH and DELETE /v1/sandboxes/{id}.
-func (s *Server) sandbox(w *response, r *request, id string) {
-	switch r.method {
+func (s *Server) sandbox(w *response, r *http1.Request, id string) {
+	switch r.Method {
 	case "GET":
 		sb, err := s.Client.Get(id)
 		if err != nil {

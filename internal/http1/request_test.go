@@ -1,4 +1,4 @@
-package server
+package http1
 
 import (
 	"bufio"
@@ -13,20 +13,20 @@ func TestReadRequest(t *testing.T) {
 		"5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nTrailer: x\r\n\r\n" +
 		"GET /v1/version HTTP/1.1\r\nConnection: close\r\n\r\n"
 	br := bufio.NewReader(strings.NewReader(in))
-	r, err := readRequest(br)
+	r, err := ReadRequest(br)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := io.ReadAll(r.body)
-	if err != nil || string(body) != "hello world" || r.method != "POST" || r.query.Get("path") != "/tmp/a b" ||
-		strings.Join(r.path, "|") != "v1|sandboxes|jb_0123456789ab|fs|file" || r.close {
+	body, err := io.ReadAll(r.Body)
+	if err != nil || string(body) != "hello world" || r.Method != "POST" || r.Query.Get("path") != "/tmp/a b" ||
+		strings.Join(r.Path, "|") != "v1|sandboxes|jb_0123456789ab|fs|file" || r.Close {
 		t.Errorf("first request: %+v, body %q, %v", r, body, err)
 	}
-	r, err = readRequest(br)
-	if err != nil || r.method != "GET" || !r.close {
+	r, err = ReadRequest(br)
+	if err != nil || r.Method != "GET" || !r.Close {
 		t.Errorf("second, pipelined request: %+v, %v", r, err)
 	}
-	if _, err := readRequest(br); err != io.EOF {
+	if _, err := ReadRequest(br); err != io.EOF {
 		t.Errorf("after the last request: %v, want EOF", err)
 	}
 }
@@ -41,9 +41,9 @@ func TestReadRequestRefuses(t *testing.T) {
 		"GET /v1/version HTTP/1.1\r\nBad Header: x\r\n\r\n",
 		"GET v1/version HTTP/1.1\r\n\r\n",
 		"GET /v1/version SPDY/3\r\n\r\n",
-		"GET /v1/version HTTP/1.1\r\nX: " + strings.Repeat("a", maxHead) + "\r\n\r\n",
+		"GET /v1/version HTTP/1.1\r\nX: " + strings.Repeat("a", MaxHead) + "\r\n\r\n",
 	} {
-		if _, err := readRequest(bufio.NewReaderSize(strings.NewReader(in), 4096)); err == nil {
+		if _, err := ReadRequest(bufio.NewReaderSize(strings.NewReader(in), 4096)); err == nil {
 			t.Errorf("%.60q: read without error", in)
 		}
 	}
