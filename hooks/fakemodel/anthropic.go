@@ -2,7 +2,8 @@ package fakemodel
 
 import (
 	"encoding/json"
-	"net/http"
+
+	"github.com/jail-sandbox/jail/internal/http1"
 )
 
 // The Anthropic Messages API, as Claude Code calls it (ANTHROPIC_BASE_URL): POST /v1/messages,
@@ -18,11 +19,10 @@ type anthropicRequest struct {
 	} `json:"tools"`
 }
 
-func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
-	s.note(r)
+func (s *Server) anthropic(w *http1.Response, r *http1.Request) {
 	var req anthropicRequest
 	if err := readJSON(r, &req); err != nil {
-		badRequest(w, err)
+		writeError(w, 400, err)
 		return
 	}
 	var offered []string
@@ -93,10 +93,4 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-// anthropicCount answers token counting, which Claude Code may call before a turn.
-func (s *Server) anthropicCount(w http.ResponseWriter, r *http.Request) {
-	s.note(r)
-	writeJSON(w, map[string]any{"input_tokens": 1})
 }

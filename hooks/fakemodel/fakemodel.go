@@ -6,24 +6,30 @@
 // routing, token counts) gets a short plain answer, so that the CLI carries on.
 //
 // Only what the CLIs need is served: streaming where they stream, and the few fields they read.
+// It speaks HTTP/1.1 through internal/http1, not net/http, which jail's binary leaves out.
 package fakemodel
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/jail-sandbox/jail/internal/http1"
 )
 
 // Server is one fake model endpoint. Its zero value is not usable: see Start.
 type Server struct {
 	command string
 	ln      net.Listener
-	srv     *http.Server
+	serving sync.WaitGroup // the accept loop and each connection's
+
+	connsMu sync.Mutex
+	conns   map[net.Conn]bool // the connections open, for Close
+	closed  bool
 
 	mu       sync.Mutex
 	called   bool     // the model asked for the command
@@ -39,27 +45,87 @@ func Start(command string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fake model server: listen on loopback: %w", err)
 	}
-	s := &Server{command: command, ln: ln}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/messages", s.anthropic)
-	mux.HandleFunc("POST /v1/messages/count_tokens", s.anthropicCount)
-	mux.HandleFunc("POST /v1/responses", s.openai)
-	mux.HandleFunc("GET /v1/models", s.openaiModels)
-	mux.HandleFunc("POST /{version}/models/{call}", s.gemini)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.note(r)
-		http.Error(w, `{"error":{"message":"not served by jail's fake model"}}`, http.StatusNotFound)
-	})
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go s.srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at Close
+	s := &Server{command: command, ln: ln, conns: map[net.Conn]bool{}}
+	s.serving.Add(1)
+	go s.accept()
 	return s, nil
+}
+
+// accept serves each connection it accepts, each on a goroutine of its own, until the listener
+// closes.
+func (s *Server) accept() {
+	defer s.serving.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		if !s.track(c, true) {
+			c.Close()
+			return
+		}
+		s.serving.Add(1)
+		go func() {
+			defer s.serving.Done()
+			http1.ServeConn(c, 0, s.serve)
+			s.track(c, false)
+		}()
+	}
+}
+
+// track records c as open or closed; it returns false once the server is closed.
+func (s *Server) track(c net.Conn, open bool) bool {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if open {
+		s.conns[c] = true
+	} else {
+		delete(s.conns, c)
+	}
+	return !s.closed
+}
+
+// serve routes one request.
+func (s *Server) serve(w *http1.Response, r *http1.Request, err error) {
+	if err != nil {
+		writeError(w, 400, err)
+		return
+	}
+	route := r.Method + " " + r.URLPath()
+	s.mu.Lock()
+	s.requests = append(s.requests, route)
+	s.mu.Unlock()
+	switch p := r.Path; {
+	case route == "POST /v1/messages":
+		s.anthropic(w, r)
+	case route == "POST /v1/messages/count_tokens":
+		writeJSON(w, map[string]any{"input_tokens": 1}) // Claude Code may count before a turn
+	case route == "POST /v1/responses":
+		s.openai(w, r)
+	case route == "GET /v1/models": // for clients that look before they ask
+		writeJSON(w, map[string]any{"object": "list", "data": []any{map[string]any{"id": "jail-check", "object": "model"}}})
+	case r.Method == "POST" && len(p) == 3 && p[1] == "models": // /VERSION/models/MODEL:METHOD
+		s.gemini(w, r, p[2])
+	default:
+		notFound(w)
+	}
 }
 
 // URL is the server's base URL, http://127.0.0.1:PORT (no trailing slash).
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 
-// Close stops the server and every connection it holds.
-func (s *Server) Close() error { return s.srv.Close() }
+// Close stops the server and every connection it holds, and waits for them to end.
+func (s *Server) Close() error {
+	err := s.ln.Close()
+	s.connsMu.Lock()
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
+	s.connsMu.Unlock()
+	s.serving.Wait()
+	return err
+}
 
 // Report is what the conversation came to.
 type Report struct {
@@ -79,12 +145,6 @@ func (s *Server) Report() Report {
 		r.Result, r.Returned = *s.result, true
 	}
 	return r
-}
-
-func (s *Server) note(r *http.Request) {
-	s.mu.Lock()
-	s.requests = append(s.requests, r.Method+" "+r.URL.Path)
-	s.mu.Unlock()
 }
 
 // turn decides the model's next move. result is the output of an earlier call of ours found in
@@ -123,7 +183,7 @@ const callID = "call_jail_check_1"
 const doneText = "jail hook check: done."
 
 // readJSON decodes the request body into v.
-func readJSON(r *http.Request, v any) error {
+func readJSON(r *http1.Request, v any) error {
 	data, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	if err != nil {
 		return err
@@ -164,37 +224,33 @@ func textOf(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// sse writes one server-sent event (event may be "" for data-only streams) and flushes it.
-func sse(w http.ResponseWriter, event string, data any) error {
+// startSSE starts a stream of server-sent events: a chunked body, whose every event sse flushes.
+func startSSE(w *http1.Response) { w.Head(200, "text/event-stream", -1) }
+
+// sse writes one server-sent event (event may be "" for data-only streams), flushed.
+func sse(w *http1.Response, event string, data any) error {
 	payload, err := json.Marshal(data)
 	if err != nil {
 		return err
 	}
+	var b []byte
 	if event != "" {
-		fmt.Fprintf(w, "event: %s\n", event)
+		b = fmt.Appendf(b, "event: %s\n", event)
 	}
-	if _, err := fmt.Fprintf(w, "data: %s\n\n", payload); err != nil {
-		return err
-	}
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
-	return nil
+	_, err = w.Write(fmt.Appendf(b, "data: %s\n\n", payload))
+	return err
 }
 
-func startSSE(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+// writeJSON answers 200 with v, which is always JSON here.
+func writeJSON(w *http1.Response, v any) { w.JSON(200, v) } //nolint:errcheck // v is JSON
+
+// writeError answers status with an error object as the model APIs give one.
+func writeError(w *http1.Response, status int, err error) {
+	w.JSON(status, map[string]any{"error": map[string]any{"message": err.Error()}}) //nolint:errcheck // JSON
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v) //nolint:errcheck // the client sees a cut answer
-}
-
-func badRequest(w http.ResponseWriter, err error) {
-	http.Error(w, fmt.Sprintf(`{"error":{"message":%q}}`, err.Error()), http.StatusBadRequest)
+func notFound(w *http1.Response) {
+	writeError(w, 404, errors.New("not served by jail's fake model"))
 }
 
 // event is one server-sent event: its name and its JSON payload.

@@ -2,8 +2,9 @@ package fakemodel
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
+
+	"github.com/jail-sandbox/jail/internal/http1"
 )
 
 // The Gemini API, as Gemini CLI calls it (GOOGLE_GEMINI_BASE_URL):
@@ -32,20 +33,20 @@ type geminiRequest struct {
 	} `json:"generationConfig"`
 }
 
-func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
-	s.note(r)
-	_, method, _ := strings.Cut(r.PathValue("call"), ":")
+// gemini answers POST /VERSION/models/CALL, where CALL is MODEL:METHOD.
+func (s *Server) gemini(w *http1.Response, r *http1.Request, call string) {
+	_, method, _ := strings.Cut(call, ":")
 	if method == "countTokens" {
 		writeJSON(w, map[string]any{"totalTokens": 1})
 		return
 	}
 	if method != "streamGenerateContent" && method != "generateContent" {
-		http.NotFound(w, r)
+		notFound(w)
 		return
 	}
 	var req geminiRequest
 	if err := readJSON(r, &req); err != nil {
-		badRequest(w, err)
+		writeError(w, 400, err)
 		return
 	}
 	var offered []string

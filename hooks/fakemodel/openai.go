@@ -2,7 +2,8 @@ package fakemodel
 
 import (
 	"encoding/json"
-	"net/http"
+
+	"github.com/jail-sandbox/jail/internal/http1"
 )
 
 // The OpenAI Responses API, as Codex calls it through a model provider whose base_url points
@@ -24,11 +25,10 @@ var openaiShellArgs = map[string]func(command string) any{
 	"shell":         func(c string) any { return map[string]any{"command": []string{"bash", "-lc", c}} },
 }
 
-func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
-	s.note(r)
+func (s *Server) openai(w *http1.Response, r *http1.Request) {
 	var req openaiRequest
 	if err := readJSON(r, &req); err != nil {
-		badRequest(w, err)
+		writeError(w, 400, err)
 		return
 	}
 	var offered []string
@@ -84,10 +84,4 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-// openaiModels lists one model, for clients that look before they ask.
-func (s *Server) openaiModels(w http.ResponseWriter, r *http.Request) {
-	s.note(r)
-	writeJSON(w, map[string]any{"object": "list", "data": []any{map[string]any{"id": "jail-check", "object": "model"}}})
 }

@@ -1,11 +1,12 @@
 // Package http1 is the server side of HTTP/1.1 that jail's binary speaks: requests read, answers
 // written (a JSON value, an empty one, or a body streamed in chunks, each flushed as it is
-// written), one connection's requests served in turn. The local API (jail/server) uses it.
+// written), one connection's requests served in turn. The local API (jail/server) and
+// `jail hook check`'s fake model (hooks/fakemodel) use it.
 //
 // It is written here rather than taken from net/http: jail's binary starts twice on every run,
 // and net/http's package set-up (and crypto/tls's, which it pulls in) cost each start about
-// 0.15 ms. Its clients are local, of the same user. Requests have Content-Length or chunked
-// bodies; answers too.
+// 0.15 ms. Its clients are local: of the same user over a unix socket, or agent CLIs on
+// loopback. Requests have Content-Length or chunked bodies; answers too.
 package http1
 
 import (
