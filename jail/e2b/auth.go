@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/jail-sandbox/jail/api"
+	"github.com/jail-sandbox/jail/jail/client"
 )
 
 // keyFormat is the form of an E2B API key; the Python SDK refuses any other before it sends it.
@@ -78,6 +79,37 @@ func (s *Server) envd(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.envdMux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sandboxKey{}, id)))
+}
+
+// envdPath says whether path is one of envd's, which no route of the control plane shares.
+func envdPath(path string) bool {
+	return path == "/files" || strings.HasPrefix(path, "/process.Process/") || strings.HasPrefix(path, "/filesystem.Filesystem/")
+}
+
+// envdWithoutID serves an envd request that does not name its sandbox: some SDK versions send
+// only the access token after a connect, which names one sandbox as well. Presigned file URLs
+// (a signature, no token) are not supported.
+func (s *Server) envdWithoutID(w http.ResponseWriter, r *http.Request) {
+	token := r.Header.Get("X-Access-Token")
+	if token == "" {
+		msg := "jail: an envd request names no sandbox (E2b-Sandbox-Id) and has no access token"
+		if r.URL.Query().Get("signature") != "" {
+			msg = "jail: this E2B endpoint does not support presigned file URLs (uploadUrl, downloadUrl)"
+		}
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	sbs, err := s.Client.List(client.ListOptions{States: []string{api.StateRunning}})
+	if err == nil {
+		for _, sb := range sbs {
+			if sb.Labels[labelTemplate] != "" && hmac.Equal([]byte(token), []byte(s.accessToken(sb.ID))) {
+				r.Header.Set(sandboxHeader, sb.ID)
+				s.envd(w, r)
+				return
+			}
+		}
+	}
+	writeError(w, http.StatusUnauthorized, "jail: no running E2B sandbox has this X-Access-Token")
 }
 
 // Environment is what a client of the endpoint at url needs, as NAME=VALUE lines: both E2B

@@ -63,6 +63,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.envd(w, r)
 		return
 	}
+	if envdPath(r.URL.Path) {
+		s.envdWithoutID(w, r)
+		return
+	}
 	if !s.authorized(r) {
 		writeError(w, http.StatusUnauthorized, "jail: this E2B endpoint needs its API key in X-API-KEY (E2B_API_KEY; jail serve --e2b prints it)")
 		return

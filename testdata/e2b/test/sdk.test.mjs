@@ -156,12 +156,33 @@ test('without the API key: 401', async () => {
   assert.match((await res.json()).message, /^jail: /);
 });
 
+test('envd requests that name their sandbox by its access token only', async () => {
+  const sb = await Sandbox.create();
+  try {
+    const api = { 'X-API-KEY': ep.env.E2B_API_KEY };
+    const { envdAccessToken } = await (await fetch(`${ep.env.E2B_API_URL}/sandboxes/${sb.sandboxId}`, { headers: api })).json();
+    const stat = (token) => fetch(`${ep.env.E2B_SANDBOX_URL}/filesystem.Filesystem/Stat`, {
+      method: 'POST', body: JSON.stringify({ path: '/workspace' }),
+      headers: { 'Content-Type': 'application/json', 'Connect-Protocol-Version': '1', 'X-Access-Token': token },
+    });
+    const res = await stat(envdAccessToken);
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).entry.type, 'FILE_TYPE_DIRECTORY');
+    assert.equal((await stat('0'.repeat(40))).status, 401);
+  } finally {
+    await sb.kill();
+  }
+});
+
 test('unsupported calls say what jail does not do', async () => {
   await assert.rejects(Sandbox.create({ network: { denyOut: ['10.0.0.0/8'] } }), /jail: network.denyOut "10.0.0.0\/8": jail denies every destination but the allowed hosts/);
   const sb = await Sandbox.create();
   try {
     await assert.rejects(sb.files.watchDir('/home/user', () => {}), /jail: this E2B endpoint does not support watching directories/);
     await assert.rejects(sb.pause(), /jail: this E2B endpoint does not support pausing a sandbox/);
+    const presigned = await fetch(await sb.downloadUrl('/home/user/x', { useSignatureExpiration: 60 }));
+    assert.equal(presigned.status, 400);
+    assert.match((await presigned.json()).message, /jail: this E2B endpoint does not support presigned file URLs/);
   } finally {
     await sb.kill();
   }
