@@ -53,19 +53,20 @@ check:
 
 .PHONY: check
 
-# make install puts jail and the shell shim's links (jail-sh, jail-bash: the shim reads its link
-# name) into $(DESTDIR)$(PREFIX)/bin. It installs the bin/jail that make built, building it
-# only when there is none, so that `make && sudo make install` builds as the user, not root.
+# make install puts jail, jail-e2b beside it, and the shell shim's links (jail-sh, jail-bash: the
+# shim reads its link name) into $(DESTDIR)$(PREFIX)/bin. It installs the binaries that make
+# built, building one only when there is none, so that `make && sudo make install` builds as the
+# user, not root.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SHIMS = jail-sh jail-bash
 
-install: $(if $(wildcard bin/jail),,bin/jail)
+install: $(if $(wildcard bin/jail),,bin/jail) $(if $(wildcard bin/jail-e2b),,bin/jail-e2b)
 	install -d $(DESTDIR)$(BINDIR)
-	install -m 755 bin/jail $(DESTDIR)$(BINDIR)/jail
+	install -m 755 bin/jail bin/jail-e2b $(DESTDIR)$(BINDIR)/
 	for shim in $(SHIMS); do ln -sfn jail $(DESTDIR)$(BINDIR)/$$shim || exit 1; done
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/jail $(addprefix $(DESTDIR)$(BINDIR)/,$(SHIMS))
+	rm -f $(DESTDIR)$(BINDIR)/jail $(DESTDIR)$(BINDIR)/jail-e2b $(addprefix $(DESTDIR)$(BINDIR)/,$(SHIMS))
 
 .PHONY: install uninstall
