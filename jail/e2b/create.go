@@ -73,10 +73,10 @@ func unsupportedf(format string, args ...any) error {
 	return unsupportedError(fmt.Sprintf(format, args...))
 }
 
-// createRequest turns an E2B create into jail's: the template's profile, every layer on; the
-// user's home and /workspace as private writable directories; workdir, a directory of the
-// endpoint's own, as the working directory the profile grants; the timeout as the sandbox's
-// TTL; metadata as labels; network options as the egress proxy's allowed hosts.
+// createRequest turns an E2B create into jail's: the template's profile, every layer on, no
+// tool caches; the user's home and /workspace as private writable directories; workdir, a
+// directory of the endpoint's own, as the working directory the profile grants; the timeout as
+// the sandbox's TTL; metadata as labels; network options as the egress proxy's allowed hosts.
 func (s *Server) createRequest(in newSandbox, workdir string) (api.CreateRequest, error) {
 	req := api.CreateRequest{
 		Profile: s.Templates.Profile(in.TemplateID),
@@ -86,6 +86,9 @@ func (s *Server) createRequest(in newSandbox, workdir string) (api.CreateRequest
 		Env:     map[string]string{"HOME": Home},
 		Labels:  map[string]string{labelTemplate: in.TemplateID},
 		TTL:     api.Duration(DefaultTimeout),
+		// Each E2B sandbox starts clean, and its working directory is its own: caches kept
+		// for it would be left behind, one directory per sandbox, and reach no later one.
+		Cache: []string{"none"},
 	}
 	if in.TemplateID == "" {
 		return req, unsupportedf("create: templateID is required")

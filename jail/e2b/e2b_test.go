@@ -73,6 +73,7 @@ func TestCreateRequest(t *testing.T) {
 		Profile: "/p/py.toml", Workdir: "/w", Cwd: Home, Grants: api.Grants{Tmpfs: []string{Home, Workspace}},
 		Env:    map[string]string{"HOME": Home, "A": "1"},
 		Labels: map[string]string{labelTemplate: "py", "mastra-sandbox-id": "m1"}, TTL: api.Duration(90e9),
+		Cache: []string{"none"},
 	}
 	if !reflect.DeepEqual(req, want) {
 		t.Errorf("createRequest = %+v, want %+v", req, want)
