@@ -29,9 +29,9 @@ bin/jail: FORCE
 
 # jail-e2b is the E2B-compatible endpoint `jail serve --e2b` runs (docs/e2b.md), a program of
 # its own: net/http, Connect and protobuf would add 0.35 ms of Go package initialisation and 3 MB
-# to each of jail's two starts a run. It needs no cgo, so it is static as it is.
+# to each of jail's two starts a run. It is built as jail is (jail's error types reach libseccomp).
 bin/jail-e2b: FORCE
-	CGO_ENABLED=0 $(GO) build -ldflags '$(STRIP)' -o $@.new ./cmd/jail-e2b && mv $@.new $@
+	$(GO) build $(STATIC) -o $@.new ./cmd/jail-e2b && mv $@.new $@
 
 .PHONY: FORCE
 FORCE:
