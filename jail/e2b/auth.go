@@ -73,9 +73,15 @@ func (s *Server) envd(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "jail: sandbox "+id+": wrong or missing X-Access-Token (the envdAccessToken create answered)")
 		return
 	}
-	if _, err := s.sandbox(id); err != nil {
-		// 502 is what E2B answers for a sandbox that is gone; the SDKs take it as "not running".
+	// 502 is what E2B answers for a sandbox that is gone or paused; the SDKs take it as "not
+	// running".
+	sb, err := s.sandbox(id)
+	if err != nil {
 		writeError(w, http.StatusBadGateway, api.AsError(err).Message)
+		return
+	}
+	if paused(sb) {
+		writeError(w, http.StatusBadGateway, "jail: sandbox "+id+" is paused (Sandbox.connect resumes it)")
 		return
 	}
 	s.envdMux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sandboxKey{}, id)))

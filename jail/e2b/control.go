@@ -70,6 +70,9 @@ func listed(sb *api.Sandbox) listedJSON {
 		ClientID: clientID, CPUCount: runtime.NumCPU(), EnvdVersion: EnvdVersion,
 		StartedAt: sb.CreatedAt, State: "running", Metadata: map[string]string{},
 	}
+	if paused(sb) {
+		l.State = "paused"
+	}
 	if sb.ExpiresAt != nil {
 		l.EndAt = *sb.ExpiresAt
 	}
@@ -121,9 +124,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 // metadata has every pair the metadata filter names. All come in one page (no X-Next-Token).
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if st := q.Get("state"); st != "" && !strings.Contains(","+st+",", ",running,") {
-		writeJSON(w, http.StatusOK, []listedJSON{}) // nothing is ever paused
-		return
+	states := "running,paused"
+	if st := q.Get("state"); st != "" {
+		states = st
 	}
 	filter, err := metadataFilter(q.Get("metadata"))
 	if err != nil {
@@ -137,8 +140,8 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []listedJSON{}
 	for i := range sbs {
-		if sbs[i].Labels[labelTemplate] != "" {
-			out = append(out, listed(&sbs[i]))
+		if l := listed(&sbs[i]); l.TemplateID != "" && strings.Contains(","+states+",", ","+l.State+",") {
+			out = append(out, l)
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -199,8 +202,8 @@ func readSeconds(r *http.Request) (seconds, error) {
 	return in, err
 }
 
-// POST /sandboxes/{id}/connect, POST /v2/sandboxes/{id}/connect → 200 Sandbox. A running
-// sandbox's timeout is only ever extended by connect.
+// POST /sandboxes/{id}/connect, POST /v2/sandboxes/{id}/connect → 200 Sandbox, or 201 when it
+// resumed a paused one. A running sandbox's timeout is only ever extended by connect.
 func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 	sb, err := s.sandbox(r.PathValue("id"))
 	if err != nil {
@@ -210,6 +213,14 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 	in, err := readSeconds(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "jail: connect: "+err.Error())
+		return
+	}
+	if paused(sb) {
+		if err := s.resume(sb, in.Timeout); err != nil {
+			writeFailure(w, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, s.created(sb))
 		return
 	}
 	if in.Timeout != nil {

@@ -2,7 +2,8 @@
 // E2B user calls them, each command checked to have run inside a jail sandbox.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Sandbox, CommandExitError, TimeoutError, FileNotFoundError, AuthenticationError } from 'e2b';
 import { startEndpoint } from './endpoint.mjs';
 
@@ -141,6 +142,39 @@ test('lifecycle: list with metadata, set timeout, info, connect, kill', async ()
   }
 });
 
+test('pause stops its processes until connect resumes it', async () => {
+  const sb = await Sandbox.create({ metadata: { suite: 'pause' } });
+  try {
+    // The sandbox's working directory is bound at its host path: the host reads the counter there.
+    const [workdir] = readdirSync(join(ep.root, 'e2b', 'sandboxes')).map((d) => join(ep.root, 'e2b', 'sandboxes', d));
+    const file = join(workdir, 'count');
+    const count = () => (existsSync(file) ? readFileSync(file, 'utf8').trim() : '');
+    const counter = await sb.commands.run(`i=0; while :; do i=$((i+1)); echo $i > ${file}.new; mv ${file}.new ${file}; sleep 0.05; done`, { background: true, timeoutMs: 0 });
+    const changes = async (from) => {
+      for (let i = 0; i < 600 && count() === from; i++) await new Promise((r) => setTimeout(r, 50));
+      return count() !== from;
+    };
+    assert.ok(await changes(''), 'the counter never started');
+    assert.equal(await sb.pause(), true);
+    assert.equal(await sb.pause(), false, 'paused twice');
+    const stopped = count();
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(count(), stopped, 'the counter ran on while the sandbox was paused');
+    assert.equal(await sb.isRunning(), false);
+    const listed = await Sandbox.list({ query: { metadata: { suite: 'pause' }, state: ['paused'] } }).nextItems();
+    assert.deepEqual(listed.map((s) => [s.sandboxId, s.state]), [[sb.sandboxId, 'paused']]);
+    assert.deepEqual(await Sandbox.list({ query: { metadata: { suite: 'pause' }, state: ['running'] } }).nextItems(), []);
+
+    const again = await Sandbox.connect(sb.sandboxId);
+    assert.equal(await again.isRunning(), true);
+    assert.ok(await changes(stopped), 'the counter did not go on after connect');
+    assert.deepEqual((await again.commands.list()).map((p) => p.pid), [counter.pid]);
+    assert.equal((await again.getInfo()).state, 'running');
+  } finally {
+    await sb.kill();
+  }
+});
+
 test('a sandbox ends at its timeout', async () => {
   const sb = await Sandbox.create({ timeoutMs: 2000 });
   assert.equal(await sb.isRunning(), true);
@@ -179,7 +213,7 @@ test('unsupported calls say what jail does not do', async () => {
   const sb = await Sandbox.create();
   try {
     await assert.rejects(sb.files.watchDir('/home/user', () => {}), /jail: this E2B endpoint does not support watching directories/);
-    await assert.rejects(sb.pause(), /jail: this E2B endpoint does not support pausing a sandbox/);
+    await assert.rejects(sb.createSnapshot(), /jail: this E2B endpoint does not support snapshots/);
     const presigned = await fetch(await sb.downloadUrl('/home/user/x', { useSignatureExpiration: 60 }));
     assert.equal(presigned.status, 400);
     assert.match((await presigned.json()).message, /jail: this E2B endpoint does not support presigned file URLs/);
