@@ -75,7 +75,7 @@ func testSpec(argv ...string) *plan.Spec {
 			User: true, Mount: true, PID: true, IPC: true, UTS: true, Net: true, Cgroup: true,
 		},
 		Network: plan.Network{Mode: "none"},
-		Limits:  plan.Limits{OpenFiles: 256},
+		Limits:  plan.Limits{OpenFiles: 256, Tmpfs: 64 << 20},
 		Landlock: plan.Landlock{
 			Mode:  "best-effort",
 			Read:  []string{"/usr", "/etc", "/proc", "/dev"},

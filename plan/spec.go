@@ -173,6 +173,10 @@ type Limits struct {
 	FileSize     uint64 `json:"file_size,omitempty"`
 	// Core is the core-dump size limit; 0 (the default) disables core dumps.
 	Core uint64 `json:"core"`
+	// Tmpfs is the size, in bytes, of the one tmpfs that holds every private writable tmpfs
+	// mount of the sandbox (/tmp, the home, /dev, /dev/shm, tmpfs grants) as a directory: host
+	// memory, bounded as a whole. Full, it gives the command ENOSPC.
+	Tmpfs uint64 `json:"tmpfs"`
 }
 
 // Landlock mirrors the filesystem grants as Landlock rules, with paths as the sandbox sees them.

@@ -24,6 +24,7 @@ type Host struct {
 	// ChangeSet names the change set an overlay workspace writes to (package workspace):
 	// HostFromOS makes a fresh one; a persistent sandbox passes its own name.
 	ChangeSet string
+	RAM       uint64 // bytes of memory the host has; 0: unknown (limits.tmpfs's default)
 }
 
 // HostFromOS describes the calling process.
@@ -42,10 +43,15 @@ func HostFromOS() (Host, error) {
 	if _, err := unix.Getrandom(id, 0); err != nil {
 		return Host{}, fmt.Errorf("getrandom: %w", err)
 	}
+	var info unix.Sysinfo_t
+	if err := unix.Sysinfo(&info); err != nil {
+		return Host{}, fmt.Errorf("sysinfo: %w", err)
+	}
 	return Host{
 		Home: home, Cwd: cwd, TmpDir: os.Getenv("TMPDIR"),
 		Environ: os.Environ(), UID: os.Getuid(), GID: os.Getgid(), RunID: hex.EncodeToString(id),
 		ChangeSet: workspace.NewID(),
+		RAM:       uint64(info.Totalram) * uint64(info.Unit),
 	}, nil
 }
 

@@ -81,6 +81,7 @@ func (p *Profile) optionalNumbers() map[string]**uint64 {
 		"limits.open_files":       &p.Limits.OpenFiles,
 		"limits.file_size":        &p.Limits.FileSize,
 		"limits.core":             &p.Limits.Core,
+		"limits.tmpfs":            &p.Limits.Tmpfs,
 		"network.max_connections": &p.Network.MaxConnections,
 		"network.max_buffer":      &p.Network.MaxBuffer,
 	}

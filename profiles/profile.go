@@ -107,6 +107,9 @@ type LimitRules struct {
 	OpenFiles    *uint64 `toml:"open_files,omitempty"`    // RLIMIT_NOFILE
 	FileSize     *uint64 `toml:"file_size,omitempty"`     // RLIMIT_FSIZE, bytes
 	Core         *uint64 `toml:"core,omitempty"`          // RLIMIT_CORE, bytes; default 0
+	// Tmpfs bounds, in bytes, the sandbox's private tmpfs mounts together (/tmp, the home, /dev,
+	// /dev/shm, tmpfs grants): host memory. Default: an eighth of the host's RAM.
+	Tmpfs *uint64 `toml:"tmpfs,omitempty"`
 }
 
 // SyscallRules is the [syscalls] table (the seccomp policy).

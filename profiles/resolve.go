@@ -68,7 +68,7 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 		Namespaces: plan.NamespacesFor(e.Network.Mode),
 		Network: plan.Network{Mode: cmp.Or(e.Network.Mode, defaultNetworkMode),
 			TCPConnect: e.Network.TCPConnect, TCPBind: e.Network.TCPBind, Proxy: proxyPlan(e.Network, e.Limits)},
-		Limits:   limits(e.Limits),
+		Limits:   limits(e.Limits, host.RAM),
 		Landlock: landlockRules(e.Landlock, mounts),
 		Syscalls: plan.Syscalls{Default: cmp.Or(e.Syscalls.Default, defaultSyscalls),
 			Deny: e.Syscalls.Deny, Allow: e.Syscalls.Allow,
@@ -201,8 +201,9 @@ func proxyEnv(n NetworkRules) []string {
 	return proxy.SandboxEnv()
 }
 
-// limits converts [limits]; the timeout was checked by checkLimits.
-func limits(l LimitRules) plan.Limits {
+// limits converts [limits]; the timeout was checked by checkLimits. ram is the host's memory, of
+// which the private tmpfs mounts get an eighth unless the profile says otherwise.
+func limits(l LimitRules, ram uint64) plan.Limits {
 	var timeout time.Duration
 	if l.Timeout != "" {
 		timeout, _ = time.ParseDuration(l.Timeout)
@@ -215,7 +216,19 @@ func limits(l LimitRules) plan.Limits {
 		OpenFiles:      deref(l.OpenFiles),
 		FileSize:       deref(l.FileSize),
 		Core:           deref(l.Core),
+		Tmpfs:          cmp.Or(deref(l.Tmpfs), defaultTmpfs(ram)),
 	}
+}
+
+// defaultTmpfs is limits.tmpfs when a profile leaves it unset: an eighth of the host's RAM,
+// which no ordinary build fills (a cold Go build cache of a large project is a few hundred MB)
+// and which keeps a runaway command to half of a quarter of the host's memory (the files' inodes
+// add at most a quarter of that again: mount.storeInodes). 1 GiB when the RAM is not known.
+func defaultTmpfs(ram uint64) uint64 {
+	if ram == 0 {
+		return 1 << 30
+	}
+	return ram / 8
 }
 
 // landlockRules mirrors the mounts: read-only grants (and /proc, and the empty home

@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jail-sandbox/jail/plan"
@@ -62,8 +63,21 @@ func TestDefaults(t *testing.T) {
 	}
 	if spec.Hostname != want.Hostname || spec.Namespaces != want.Namespaces || spec.Network.Mode != want.Network.Mode ||
 		spec.Landlock.Mode != want.Landlock.Mode || spec.Syscalls.Default != want.Syscalls.Default ||
-		spec.Syscalls.Errno != want.Syscalls.Errno || spec.Limits != (plan.Limits{}) || spec.Fallback != "" || spec.AllowWeaker {
+		spec.Syscalls.Errno != want.Syscalls.Errno || spec.Limits != (plan.Limits{Tmpfs: 1 << 30}) || spec.Fallback != "" || spec.AllowWeaker {
 		t.Errorf("defaults: %+v", spec)
+	}
+}
+
+// TestTmpfsDefault: the private tmpfs mounts get an eighth of the host's RAM unless the profile
+// says otherwise, and a bound too small for /dev is refused.
+func TestTmpfsDefault(t *testing.T) {
+	host := testHost(t)
+	host.RAM = 24 << 30
+	if got := mustResolve(t, host, "").Limits.Tmpfs; got != 3<<30 {
+		t.Errorf("limits.tmpfs on a 24 GiB host: %d, want 3 GiB", got)
+	}
+	if _, err := resolve(t, host, "[limits]\ntmpfs = 4096\n"); err == nil || !strings.Contains(err.Error(), "limits.tmpfs") {
+		t.Errorf("a 4 KiB tmpfs: %v, want an error naming limits.tmpfs", err)
 	}
 }
 
@@ -79,6 +93,7 @@ timeout = "1m30s"
 cpu = 10
 processes = 100
 core = 1024
+tmpfs = 2097152
 [syscalls]
 deny = ["ptrace"]
 allow = ["perf_event_open"]
@@ -93,7 +108,7 @@ allow_weaker = true
 	if spec.Network.Mode != "host" || spec.Namespaces.Net || !slices.Equal(spec.Network.TCPConnect, []uint16{443}) {
 		t.Errorf("network %+v namespaces %+v", spec.Network, spec.Namespaces)
 	}
-	if spec.Limits != (plan.Limits{TimeoutSeconds: 90, CPUSeconds: 10, Processes: 100, Core: 1024}) {
+	if spec.Limits != (plan.Limits{TimeoutSeconds: 90, CPUSeconds: 10, Processes: 100, Core: 1024, Tmpfs: 2 << 20}) {
 		t.Errorf("limits %+v", spec.Limits)
 	}
 	if spec.Hostname != "box" || spec.Landlock.Mode != "required" || spec.Fallback != "landlock" || !spec.AllowWeaker {

@@ -108,7 +108,13 @@ func checkSandbox(p *Profile, warn func(*Error)) error {
 	return oneOf(p, "sandbox.fallback", p.Sandbox.Fallback, "landlock")
 }
 
+// minTmpfs is the least limits.tmpfs: /dev alone holds a few dozen entries.
+const minTmpfs = 1 << 20
+
 func checkLimits(p *Profile, _ func(*Error)) error {
+	if t := p.Limits.Tmpfs; t != nil && *t < minTmpfs {
+		return p.errorAt("limits.tmpfs", "", "%d bytes is too small: the private tmpfs mounts need at least %d (1 MiB)", *t, minTmpfs)
+	}
 	if p.Limits.Timeout == "" {
 		return nil
 	}

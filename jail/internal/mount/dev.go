@@ -18,11 +18,12 @@ var devLinks = [][2]string{
 	{"stderr", "/proc/self/fd/2"},
 }
 
-// dev mounts a minimal /dev on Target: a tmpfs holding devNodes bound from the host, a new
-// devpts instance at pts (ptmx linked to its own), a tmpfs at shm and devLinks. The tmpfs
-// itself is nodev: the nodes work because each is its own bind of the host's /dev.
+// dev mounts a minimal /dev on Target: a directory of the store (store.go) holding devNodes
+// bound from the host, a new devpts instance at pts (ptmx linked to its own), another directory
+// of the store at shm and devLinks. The mount is nodev: the nodes work because each is its own
+// bind of the host's /dev.
 func (r *Roots) dev(m plan.Mount) error {
-	dev, err := r.mountNew(m.Target, makeDir, "tmpfs", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode=0755")
+	dev, err := r.mountPrivate(m.Target, makeDir, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, 0o755)
 	if err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func (r *Roots) dev(m plan.Mount) error {
 		"newinstance", "ptmxmode=0666", "mode=0620"); err != nil {
 		return pathError("mount", "dev/pts", err)
 	}
-	if err := mountNewAt(dev, "shm", "tmpfs", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, "mode=1777"); err != nil {
+	if err := r.mountPrivateAt(dev, "shm", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0o1777); err != nil {
 		return pathError("mount", "dev/shm", err)
 	}
 	for _, l := range devLinks {

@@ -9,13 +9,14 @@ import (
 	"github.com/jail-sandbox/jail/plan"
 )
 
-// tmpfs mounts an empty writable tmpfs on Target: mode 0755, 0700 for $HOME.
+// tmpfs mounts an empty writable directory of the store (store.go) on Target: mode 0755, 0700
+// for $HOME.
 func (r *Roots) tmpfs(m plan.Mount) error {
-	mode := "mode=0755"
+	mode := uint32(0o755)
 	if m.Target == r.home {
-		mode = "mode=0700"
+		mode = 0o700
 	}
-	return closed(r.mountNew(m.Target, makeDir, "tmpfs", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, mode))
+	return closed(r.mountPrivate(m.Target, makeDir, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, mode))
 }
 
 // hideDir mounts an empty read-only tmpfs over Target: the directory lists as empty. Its mode is

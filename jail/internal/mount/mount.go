@@ -25,6 +25,7 @@ func SetupRoot(spec *plan.Spec, r *Roots, log verbose.Log) error {
 	r.home = envValue(spec.Env, "HOME")
 	r.allowWeaker = spec.AllowWeaker
 	r.mounts = spec.Mounts
+	r.storeSize = spec.Limits.Tmpfs
 	for _, m := range spec.Mounts {
 		log.Printf("%s %s", m.Kind, Object(m))
 		err := r.apply(m)
@@ -56,6 +57,11 @@ type Roots struct {
 	// (overlay.go), each overlay in a directory of its own (overlays counts them).
 	mounts   []plan.Mount
 	overlays int
+	// store is the tmpfs holding every private writable mount (store.go), -1 until one is
+	// made; storeSize its size, storeDirs how many directories it has.
+	store     int
+	storeSize uint64
+	storeDirs int
 }
 
 // apply runs one setup op.

@@ -237,7 +237,8 @@ func TestSetupRoot(t *testing.T) {
 		Verbose:  true,
 		Submount: f + "/ro/sub",
 		Spec: plan.Spec{
-			Env: []string{"HOME=" + homeDir},
+			Env:    []string{"HOME=" + homeDir},
+			Limits: plan.Limits{Tmpfs: 64 << 20},
 			Mounts: []plan.Mount{
 				m(plan.MountSymlink, "usr/bin", "/bin"),
 				m(plan.MountDev, "", "/dev"),
@@ -334,7 +335,7 @@ func TestSetupRootRefusesSymlinks(t *testing.T) {
 				t.Fatal(err)
 			}
 			op := tc.op(f)
-			sc := mountScenario{Fixture: f, Spec: plan.Spec{Mounts: []plan.Mount{
+			sc := mountScenario{Fixture: f, Spec: plan.Spec{Limits: plan.Limits{Tmpfs: 1 << 20}, Mounts: []plan.Mount{
 				{Kind: plan.MountBind, Source: f + "/rw", Target: f + "/rw"}, op,
 			}}}
 			setupErr := runMountScenario(t, sc).setupErr
@@ -375,7 +376,7 @@ func runChecks(t *testing.T, sc mountScenario, checks map[string]func(string) er
 // mount, not on the tmpfs it covers.
 func TestSetupRootOnSlash(t *testing.T) {
 	f := newFixture(t)
-	sc := mountScenario{Fixture: f, Spec: plan.Spec{Mounts: []plan.Mount{
+	sc := mountScenario{Fixture: f, Spec: plan.Spec{Limits: plan.Limits{Tmpfs: 1 << 20}, Mounts: []plan.Mount{
 		{Kind: plan.MountROBind, Source: f + "/ro", Target: "/"},
 		{Kind: plan.MountTmpfs, Target: "/sub"},
 		{Kind: plan.MountHideFile, Target: "/file"},
@@ -404,7 +405,7 @@ func TestSetupRootErrors(t *testing.T) {
 			`dir x/../y: path "x/../y" is not absolute and clean: invalid argument`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc := mountScenario{Fixture: f, Spec: plan.Spec{Mounts: []plan.Mount{
+			sc := mountScenario{Fixture: f, Spec: plan.Spec{Limits: plan.Limits{Tmpfs: 1 << 20}, Mounts: []plan.Mount{
 				{Kind: plan.MountROBind, Source: f + "/ro", Target: f + "/ro"}, tc.op,
 			}}}
 			if got := runMountScenario(t, sc).setupErr; got != tc.want {

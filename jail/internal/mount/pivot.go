@@ -39,7 +39,7 @@ func OpenRoots() (*Roots, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Roots{host: -1, new: -1, rootfs: -1}
+	r := &Roots{host: -1, new: -1, rootfs: -1, store: -1}
 	if r.host, err = unix.Open(oldRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
 		return nil, fail.New("open", oldRoot, err)
 	}
@@ -68,7 +68,7 @@ func (r *Roots) reopenNew() error {
 // close closes the roots' descriptors. The host's must not outlive setup: it would be a way out
 // of the sandbox.
 func (r *Roots) close() {
-	fds := []int{r.host, r.rootfs}
+	fds := []int{r.host, r.rootfs, r.store}
 	if r.new != r.rootfs {
 		fds = append(fds, r.new)
 	}
@@ -77,7 +77,7 @@ func (r *Roots) close() {
 			CloseFd(fd)
 		}
 	}
-	r.host, r.new, r.rootfs = -1, -1, -1
+	r.host, r.new, r.rootfs, r.store = -1, -1, -1, -1
 }
 
 // enter makes the new root the root: the new root's tmpfs is made read-only (only it: a
