@@ -26,12 +26,11 @@ func (r *reportFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&r.statusFd, "json-status-fd", -1, "")
 }
 
-// reporter is a run's open report file and status descriptor, either nil when not asked for.
-// Both are opened before anything runs: a report that cannot be written fails jail at once,
-// not after the command has done its work, and a file the command could reach is opened
-// before it could plant a symlink there.
+// reporter is a run's report destination and status descriptor, either nil when not asked
+// for. Both are checked before anything runs: a report that cannot be written fails jail at
+// once, not after the command has done its work.
 type reporter struct {
-	file   *os.File
+	file   *reportFile
 	status *os.File
 }
 
@@ -46,9 +45,9 @@ func (r *reportFlags) open() (*reporter, error) {
 		rep.status = os.NewFile(uintptr(r.statusFd), "json-status-fd")
 	}
 	if r.file != "" {
-		f, err := os.OpenFile(r.file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o644)
+		f, err := openReportFile(r.file)
 		if err != nil {
-			return nil, fmt.Errorf("open report: %w", err)
+			return nil, err
 		}
 		rep.file = f
 	}
@@ -70,8 +69,8 @@ func (rep *reporter) run(spec *plan.Spec, opts jail.Options, stdio jail.Stdio, e
 	if opts.Explain {
 		jail.WriteDenials(stdio.Err, r)
 	}
-	if werr := rep.write(r); werr != nil {
-		// Rare (the file is open): the command ran, so its status stands.
+	if werr := rep.write(r, stdio.Err); werr != nil {
+		// Rare (the directory was checked): the command ran, so its status stands.
 		fmt.Fprintf(stdio.Err, "jail: %s\n", werr)
 	}
 	return code, err
@@ -85,28 +84,27 @@ func (rep *reporter) failed(stdio jail.Stdio, profile string, argv []string, err
 		jail.WriteExitStatus(rep.status, code)
 	}
 	r := &jail.Report{Profile: jail.ReportProfile{Name: profile}, Command: argv, Exit: jail.Exit{Status: code}, Error: err.Error()}
-	if werr := rep.write(r); werr != nil {
+	if werr := rep.write(r, stdio.Err); werr != nil {
 		fmt.Fprintf(stdio.Err, "jail: %s\n", werr)
 	}
 	return code
 }
 
-// write writes the report, if one was asked for.
-func (rep *reporter) write(r *jail.Report) error {
+// write writes the report, if one was asked for, and says so when the command had put
+// something at its path.
+func (rep *reporter) write(r *jail.Report, stderr io.Writer) error {
 	if rep.file == nil {
 		return nil
 	}
 	b, err := json.MarshalIndent(r, "", "  ")
-	if err == nil {
-		_, err = rep.file.Write(append(b, '\n'))
-	}
-	if cerr := rep.file.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		return fmt.Errorf("write report %s: %w", rep.file.Name(), err)
+		return fmt.Errorf("write report %s: %w", rep.file.path, err)
 	}
-	return nil
+	planted, err := rep.file.write(append(b, '\n'))
+	if planted {
+		fmt.Fprintf(stderr, "jail: report: something was put at %s during the run; jail's report replaced it\n", rep.file.path)
+	}
+	return err
 }
 
 // profileSource says where the named profile came from: "builtin:NAME", the file of a profile

@@ -289,3 +289,54 @@ func TestReportFallback(t *testing.T) {
 	}
 	r.exitRecord(t, 5)
 }
+
+// TestReportCannotBeForged: the command replaces the report's path with its own JSON, or with a
+// symlink to a file outside, and exits 7: afterwards the path holds jail's report (exit 7, the
+// real command), the file outside is untouched, and jail says the path was tampered with.
+func TestReportCannotBeForged(t *testing.T) {
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	writeFile(t, victim, "original\n")
+	forged := `{"profile":{"name":"agent"},"command":["true"],"exit":{"status":0,"code":0},"wall_seconds":0}`
+	for name, script := range map[string]string{
+		"rename over": "echo '" + forged + "' > r.new; mv -f r.new report.json; exit 7",
+		"symlink":     "ln -sf " + victim + " report.json; exit 7",
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := runJailReport(t, "--", "sh", "-c", script)
+			if r.code != 7 || r.report.Exit.Status != 7 || len(r.report.Command) == 0 || r.report.Command[0] != "sh" {
+				t.Errorf("exit %d, report %+v: the path does not hold jail's report", r.code, r.report)
+			}
+			if !strings.Contains(r.stderr, "jail's report replaced it") {
+				t.Errorf("jail did not say the report's path was tampered with: %q", r.stderr)
+			}
+			if got := readFile(t, victim); got != "original\n" {
+				t.Errorf("the report was written through the symlink: %q", got)
+			}
+		})
+	}
+}
+
+// TestReportDirectoryCannotBeRedirected: the command moves the report's directory away and
+// puts a symlink to another directory in its place: the report lands in the directory jail
+// opened before the run (now moved), never in the one the symlink names.
+func TestReportDirectoryCannotBeRedirected(t *testing.T) {
+	dir := t.TempDir()
+	out, elsewhere := filepath.Join(dir, "out"), filepath.Join(dir, "elsewhere")
+	for _, d := range []string{out, elsewhere} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, errOut, code := runJailIn(t, dir, "", "--report", filepath.Join(out, "report.json"), "--",
+		"sh", "-c", "mv out moved && ln -s elsewhere out")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "report.json")); err == nil {
+		t.Errorf("the report followed the planted symlink into %s", elsewhere)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "moved", "report.json")); err != nil {
+		t.Errorf("the report is not in the directory jail opened: %v", err)
+	}
+}
