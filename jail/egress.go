@@ -10,8 +10,8 @@ import (
 )
 
 // egress is the host side of network mode "proxy": the proxy server for this sandbox, on the
-// socket the plan binds into the sandbox (Proxy.HostSocket), where init serves the proxy ports
-// on 127.0.0.1.
+// host's end of a socketpair whose other end init gets with its plan and serves the proxy ports
+// on 127.0.0.1 with. Nothing of it is on disk: a SIGKILLed jail leaves nothing behind.
 type egress struct {
 	host  *proxy.Host
 	quiet bool
@@ -26,13 +26,28 @@ func startEgress(spec *plan.Spec, opts Options, stderr io.Writer) (*egress, erro
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	h, err := proxy.StartHost(p.HostSocket, proxy.Policy{Allow: p.Allow, Deny: p.Deny, AllowPrivate: p.AllowPrivate},
+	h, err := proxy.StartHost(proxy.Policy{Allow: p.Allow, Deny: p.Deny, AllowPrivate: p.AllowPrivate},
 		proxy.Options{Log: stderr, Quiet: opts.Quiet, MaxConnections: p.MaxConnections, MaxBuffer: p.MaxBuffer})
 	if err != nil {
 		return nil, fail.New("start egress proxy", "", err)
 	}
-	opts.log().Printf("host: egress proxy on %s, bound at %s", h.Socket, p.Socket)
+	opts.log().Printf("host: egress proxy on a socketpair, init's end sent with the plan")
 	return &egress{host: h, quiet: opts.Quiet}, nil
+}
+
+// sandboxEnd is what init gets with its plan: its end of the proxy's socketpair. Nil-safe.
+func (e *egress) sandboxEnd() []*os.File {
+	if e == nil {
+		return nil
+	}
+	return []*os.File{e.host.Sandbox}
+}
+
+// sent closes the host's copy of init's end, which init now holds. Nil-safe.
+func (e *egress) sent() {
+	if e != nil {
+		e.host.CloseSandbox()
+	}
 }
 
 // close stops the proxy once the sandbox is gone, prints the exit report of denials and returns

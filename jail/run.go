@@ -1,7 +1,6 @@
 package jail
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,7 +117,8 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 		return fail.ExitSetup, fail.New("compile seccomp filter", "", err)
 	}
 	leaves := eg == nil && gc == nil && sb.canLeave()
-	sb.sendPlan(bpf, leaves)
+	sb.sendPlan(bpf, leaves, eg.sandboxEnd())
+	eg.sent()
 	if leaves {
 		obs.log().Printf("host: jail's waiter takes the sandbox from here")
 		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec))
@@ -148,7 +148,7 @@ func (sb *sandbox) canLeave() bool {
 type sandbox struct {
 	spec     *plan.Spec
 	proc     *process            // init, or the fallback's command
-	plan     *os.File            // write end of wire.ConfigFd's pipe, closed once the plan is sent and signals caught
+	plan     *os.File            // the host's end of wire.ConfigFd's socket, closed once the plan is sent and signals caught
 	messages *os.File            // read end of wire.ReportFd's pipe, read from begin on (messages.go)
 	report   chan []byte         // what init wrote to wire.ReportFd, complete once init has exited
 	tty      *tty.Relay          // the fallback's pseudo-terminal, relayed by jail itself; nil in a sandbox
@@ -192,9 +192,9 @@ func (sb *sandbox) unpin() {
 // launchInit starts init in the namespaces ns, where it waits for its plan (sendPlan). It needs
 // nothing else from the plan, so it can start before the plan exists (Prestart).
 func launchInit(ns plan.Namespaces, stdio tty.Stdio, signals *subscription) (*sandbox, error) {
-	cfgR, cfgW, err := os.Pipe()
+	cfgW, cfgR, err := wire.Channel()
 	if err != nil {
-		return nil, fail.New("pipe", "", err)
+		return nil, fail.New("socketpair", "", err)
 	}
 	defer cfgR.Close()
 	repR, repW, err := os.Pipe()
@@ -272,20 +272,19 @@ func closeOpened(given, opened tty.Stdio) {
 	}
 }
 
-// sendPlan sends init the Spec and the compiled seccomp program, its length first, and closes
-// the pipe once every forwarded signal is caught here: init builds the sandbox meanwhile and
+// sendPlan sends init the Spec and the compiled seccomp program, its length first, with files
+// (wire.SendConfig), and closes the socket once every forwarded signal is caught here: init
+// builds the sandbox meanwhile and
 // waits for that before it starts the command (hostCatchesSignals). Without jail's waiter
 // (waiter.c), a signal that came earlier ended jail (its default action) and init with it
 // (Pdeathsig), before any command ran; the waiter holds them until the host says where they go,
 // and forwards them to an init it is the parent of itself (the host catches none: uncaught).
-func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool) {
+func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool, files []*os.File) {
 	opts := sb.obs.opts
 	cfg := wire.Config{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: spawn.Batched(),
 		Started: spawn.Started, Verbose: opts.Verbose, Quiet: opts.Quiet, Explain: opts.Explain, HostLeaves: hostLeaves}
 	sb.obs.log().Printf("host: send the plan")
-	plan := wire.Marshal(&cfg)
-	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(plan)), uint32(len(plan)))
-	if _, err := sb.plan.Write(append(msg, plan...)); err != nil {
+	if err := wire.SendConfig(sb.plan, wire.Marshal(&cfg), files); err != nil {
 		// init died before reading its plan: its report or exit status says why.
 		sb.obs.log().Printf("host: send plan: %s", err)
 	}

@@ -139,19 +139,19 @@ type Network struct {
 	Proxy *Proxy `json:"proxy,omitempty"`
 }
 
-// Proxy is the egress proxy's plan: the host runs the proxy (package proxy) for this policy on the
-// unix socket HostSocket, Mounts binds that socket at Socket (its last ro-bind), and init serves
-// HTTPPort and SOCKSPort on the sandbox's 127.0.0.1, forwarding to it. Env already points the
-// command at those ports.
+// Proxy is the egress proxy's plan: the host runs the proxy (package proxy) for this policy, and
+// init serves HTTPPort and SOCKSPort on the sandbox's 127.0.0.1, passing each connection to it.
+// A run's init passes them over a socketpair whose end it gets with the plan: nothing of it is
+// on disk. Env already points the command at those ports.
 type Proxy struct {
 	Allow        []string `json:"allow"`
 	Deny         []string `json:"deny,omitempty"`
 	AllowPrivate bool     `json:"allow_private,omitempty"`
-	// HostSocket is where the host listens: a socket in a directory of its own (mode 0700) that
-	// the host creates when the run starts, under a name chosen at resolution, so that no other
-	// user can have made it first.
-	HostSocket string `json:"host_socket"`
-	Socket     string `json:"socket"`
+	// HostSocket and Socket are set for a persistent sandbox alone (jail create), whose keeper
+	// runs the proxy on the unix socket HostSocket in the sandbox's state directory, bound at
+	// Socket (the plan's last ro-bind) for init to pass the connections over.
+	HostSocket string `json:"host_socket,omitempty"`
+	Socket     string `json:"socket,omitempty"`
 	HTTPPort   uint16 `json:"http_port"`
 	SOCKSPort  uint16 `json:"socks_port"`
 	// MaxConnections and MaxBuffer bound what the proxy holds for the sandbox: connections

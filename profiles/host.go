@@ -18,7 +18,7 @@ type Host struct {
 	Home, Cwd, TmpDir string   // TmpDir "" means $TMPDIR is unset
 	Environ           []string // KEY=VALUE, as os.Environ
 	UID, GID          int
-	// RunID names the files one run makes on the host (the egress proxy's socket directory):
+	// RunID names the files one run makes on the host (git commit mode's import directory):
 	// random, so that no other user can guess them and make them first.
 	RunID string
 	// ChangeSet names the change set an overlay workspace writes to (package workspace):
@@ -37,8 +37,8 @@ func HostFromOS() (Host, error) {
 	if err != nil {
 		return Host{}, fmt.Errorf("working directory: %w", err)
 	}
-	// 64 bits from getrandom(2), in a short name (a unix socket's path must be short); not
-	// crypto/rand, whose package set-up every run of jail would pay for.
+	// 64 bits from getrandom(2), in a short name; not crypto/rand, whose package set-up every
+	// run of jail would pay for.
 	id := make([]byte, 8)
 	if _, err := unix.Getrandom(id, 0); err != nil {
 		return Host{}, fmt.Errorf("getrandom: %w", err)

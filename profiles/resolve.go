@@ -78,12 +78,6 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 		Fallback:    e.Sandbox.Fallback,
 		AllowWeaker: deref(e.Sandbox.AllowWeaker),
 	}
-	if p := spec.Network.Proxy; p != nil {
-		// The proxy's socket, bound last; Landlock's rules, which mirror the grants, leave it
-		// out: init's setup, which reaches it, is not restricted.
-		p.HostSocket = proxy.HostSocket(tempDir(host, pl.paths), host.RunID)
-		spec.Mounts = append(spec.Mounts, plan.Mount{Kind: plan.MountROBind, Source: p.HostSocket, Target: p.Socket})
-	}
 	if refused != nil {
 		spec.Warnings = append(spec.Warnings, "git: "+refused.Error()+"; the repository is not granted")
 	}
@@ -175,7 +169,7 @@ func proxyPlan(n NetworkRules, l LimitRules) *plan.Proxy {
 		buf = *n.MaxBuffer
 	}
 	return &plan.Proxy{Allow: n.Allow, Deny: n.Deny, AllowPrivate: deref(n.AllowPrivate),
-		Socket: proxy.SocketPath, HTTPPort: proxy.HTTPPort, SOCKSPort: proxy.SOCKSPort,
+		HTTPPort: proxy.HTTPPort, SOCKSPort: proxy.SOCKSPort,
 		MaxConnections: int(conns), MaxBuffer: int64(buf)}
 }
 

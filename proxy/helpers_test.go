@@ -20,14 +20,16 @@ import (
 	"testing"
 )
 
-// testProxy is a Server on a unix socket plus a Forward listener on 127.0.0.1, the shape the
-// sandbox sees. Names resolve only through hosts (the resolver hook), always to loopback.
+// testProxy is a Server on a Pair plus a Forward listener on 127.0.0.1 passing connections over
+// it, the shape the sandbox sees, and the same Server on a unix socket spoken to directly. Names
+// resolve only through hosts (the resolver hook), always to loopback.
 type testProxy struct {
-	srv  *Server
-	sock string
-	addr string // 127.0.0.1:PORT served by Forward
-	log  *syncBuffer
-	stop func() // closes the Forward listener and the server, waits for both; idempotent
+	srv     *Server
+	sock    string
+	sandbox *net.UnixConn // init's end of the Pair, which Forward uses
+	addr    string        // 127.0.0.1:PORT served by Forward
+	log     *syncBuffer
+	stop    func() // closes the Forward listener and the server, waits for both; idempotent
 }
 
 // lookupMap is a resolver hook answering from name → "ip[,ip...]".
@@ -89,18 +91,31 @@ func startProxy(t testing.TB, pol Policy, hosts map[string]string, tweak func(*O
 		t.Fatal(err)
 	}
 	tp.addr = tl.Addr().String()
+	host, sandbox, err := Pair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Passed(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp.sandbox, err = unixConn(sandbox); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
+	for _, l := range []net.Listener{ul, pl} {
+		go func() {
+			defer wg.Done()
+			if err := srv.Serve(l); err != ErrServerClosed {
+				t.Errorf("Serve: %v", err)
+			}
+		}()
+	}
 	go func() {
 		defer wg.Done()
-		if err := srv.Serve(ul); err != ErrServerClosed {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		if err := Forward(tl, tp.sock); err != nil {
-			t.Errorf("Forward: %v", err)
+		if err := ForwardOver(tl, tp.sandbox); err != nil {
+			t.Errorf("ForwardOver: %v", err)
 		}
 	}()
 	var once sync.Once
@@ -109,6 +124,7 @@ func startProxy(t testing.TB, pol Policy, hosts map[string]string, tweak func(*O
 			_ = tl.Close()
 			_ = srv.Close()
 			wg.Wait()
+			_ = tp.sandbox.Close()
 			_ = os.RemoveAll(dir)
 		})
 	}

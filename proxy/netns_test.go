@@ -27,7 +27,7 @@ func netnsChild() int {
 		os.Stderr.Write(out)
 		return 125
 	}
-	if err := ListenAndForward(os.Getenv("JAIL_PROXY_SOCKET"), HTTPPort, SOCKSPort); err != nil {
+	if err := ListenAndForwardOver(os.NewFile(3, "egress proxy"), HTTPPort, SOCKSPort); err != nil {
 		os.Stderr.WriteString(err.Error() + "\n")
 		return 125
 	}
@@ -50,7 +50,7 @@ func TestFromAnotherNetworkNamespace(t *testing.T) {
 		}
 	}
 	_, port := upstream(t, hello)
-	h, err := StartHost(HostSocket(t.TempDir(), "test"), Policy{Allow: []string{"allowed.test:" + port}, AllowPrivate: true}, Options{
+	h, err := StartHost(Policy{Allow: []string{"allowed.test:" + port}, AllowPrivate: true}, Options{
 		Log:      &syncBuffer{},
 		LookupIP: lookupMap(map[string]string{"allowed.test": "127.0.0.1"}),
 	})
@@ -66,7 +66,8 @@ c --noproxy '*' http://127.0.0.1:PORT/
 c --noproxy '*' http://192.0.2.1/
 `)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), netnsChildEnv+"=1", "JAIL_PROXY_SOCKET="+h.Socket, "JAIL_PROXY_SCRIPT="+script)
+	cmd.Env = append(os.Environ(), netnsChildEnv+"=1", "JAIL_PROXY_SCRIPT="+script)
+	cmd.ExtraFiles = []*os.File{h.Sandbox} // init's end of the Pair, as descriptor 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
@@ -103,8 +104,5 @@ c --noproxy '*' http://192.0.2.1/
 	}
 	if s := Summary(denials); s != "jail: network: 1 connection(s) denied, to denied.test (not in the allow list); to allow it, add it to the profile: [network] allow = [\"denied.test\"], or run jail with --allow-host denied.test\n" {
 		t.Errorf("summary %q", s)
-	}
-	if _, err := os.Stat(h.Socket); !os.IsNotExist(err) {
-		t.Errorf("socket left behind: %v", err)
 	}
 }

@@ -315,6 +315,51 @@ func TestPassedDescriptorsAreChecked(t *testing.T) {
 }
 
 // TestNoLeakAfterClose: tunnels, forwards, SOCKS sessions, denials and stalls in flight when
+
+// TestPairMessagesAreChecked: the proxy takes nothing from the sandbox's end of the Pair on
+// trust: a message that is not one connected TCP socket is dropped, its descriptors closed, and
+// the proxy goes on serving.
+func TestPairMessagesAreChecked(t *testing.T) {
+	_, port := upstream(t, hello)
+	tp := startProxy(t, Policy{Allow: []string{"web.test:" + port}, AllowPrivate: true}, map[string]string{"web.test": "127.0.0.1"}, nil)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	lf, _ := tl.(*net.TCPListener).File()
+	defer lf.Close()
+	cases := map[string][]int{
+		"pipe":            {int(pw.Fd())},
+		"listening":       {int(lf.Fd())},
+		"two descriptors": {int(pw.Fd()), int(lf.Fd())},
+		"marker only":     nil,
+	}
+	for name, fds := range cases {
+		var oob []byte
+		if fds != nil {
+			oob = syscall.UnixRights(fds...)
+		}
+		if _, _, err := tp.sandbox.WriteMsgUnix([]byte{fdMarker}, oob, nil); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if code, body := tp.get(t, "http://web.test:"+port+"/"); code != 200 || body != "hello from web.test:"+port {
+		t.Errorf("after the bad messages: %d %q", code, body)
+	}
+	pw.Close()
+	// The proxy holds no copy of the pipe's write end: the reader sees EOF.
+	if n, err := io.Copy(io.Discard, pr); n != 0 || err != nil {
+		t.Errorf("pipe: %d %v", n, err)
+	}
+}
+
+// TestNoLeakAfterClose: tunnels, forwards, SOCKS sessions, denials and stalls in flight when
 // the server closes; afterwards the goroutine and descriptor counts return to where they were.
 func TestNoLeakAfterClose(t *testing.T) {
 	echoPort := tcpServer(t, echo)

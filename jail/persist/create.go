@@ -22,6 +22,7 @@ import (
 	"github.com/jail-sandbox/jail/jail/internal/rundir"
 	"github.com/jail-sandbox/jail/jail/internal/spawn"
 	"github.com/jail-sandbox/jail/plan"
+	"github.com/jail-sandbox/jail/proxy"
 )
 
 // Argv is the command of a persistent sandbox's plan: its spawner.
@@ -235,17 +236,14 @@ func listen(dir string) ([]*os.File, error) {
 }
 
 // listenEgress binds the egress proxy's socket in dir, the plan binding it into the sandbox
-// there (rather than in a run's temporary directory: it goes with the state directory), and
-// records the proxy's policy beside it.
+// (it goes with the state directory), and records the proxy's policy beside it.
 func listenEgress(dir string, spec *plan.Spec) (*os.File, error) {
 	p := spec.Network.Proxy
 	sock := filepath.Join(dir, rundir.EgressSocket)
-	for i, m := range spec.Mounts {
-		if m.Kind == plan.MountROBind && m.Source == p.HostSocket {
-			spec.Mounts[i].Source = sock
-		}
-	}
-	p.HostSocket = sock
+	// Bound last; Landlock's rules, which mirror the grants, leave it out: init's setup, which
+	// reaches it, is not restricted. (A run's proxy needs nothing on disk: plan.Proxy.)
+	p.HostSocket, p.Socket = sock, proxy.SocketPath
+	spec.Mounts = append(spec.Mounts, plan.Mount{Kind: plan.MountROBind, Source: sock, Target: p.Socket})
 	f, err := listenFile(sock, "unix")
 	if err != nil {
 		return nil, err

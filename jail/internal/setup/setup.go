@@ -39,7 +39,7 @@ func Run() (status int) {
 	s, preErr := prepare(ns)
 	// The plan comes even after a failed prelude: it says whether the host stays to print the
 	// error, or leaves (and would drop one written to it meanwhile, unread).
-	cfg, err := wire.ReadConfig(host)
+	cfg, files, err := wire.ReadConfig(host)
 	if err == nil {
 		hostLeft = cfg.HostLeaves
 	}
@@ -49,7 +49,7 @@ func Run() (status int) {
 	case err != nil:
 		return sendReport(fail.New("read sandbox plan", "", err))
 	}
-	s.cfg, s.spec, s.log = cfg, cfg.Spec, verbose.New(cfg.Verbose, cfg.Started)
+	s.cfg, s.spec, s.files, s.log = cfg, cfg.Spec, files, verbose.New(cfg.Verbose, cfg.Started)
 	s.logPrelude()
 	if ns, _ := wire.CloneFlags(s.spec.Namespaces); ns != s.ns {
 		return sendReport(&fail.Error{Op: "read sandbox plan", Detail: "the plan's namespaces are not init's", Exit: fail.ExitSetup})
@@ -69,10 +69,11 @@ type setup struct {
 	done  []doneStep   // the phases run before the plan, logged once the plan says whether to
 	ready time.Time    // when init began to wait for its plan
 
-	cfg  *wire.Config // the plan and how to run it; nil until it arrives
-	spec *plan.Spec   // cfg.Spec
-	log  verbose.Log
-	exec []string // files Landlock lets the command execute beyond its grants (spawner.go)
+	cfg   *wire.Config // the plan and how to run it; nil until it arrives
+	spec  *plan.Spec   // cfg.Spec
+	files []*os.File   // the descriptors that came with the plan, until a phase takes them
+	log   verbose.Log
+	exec  []string // files Landlock lets the command execute beyond its grants (spawner.go)
 }
 
 // prepare runs the phases before the plan for the namespaces ns.

@@ -27,6 +27,7 @@
 #include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -226,10 +227,17 @@ static uint32_t init_ns(int net) {
 static void fork_init(int net) {
 	if (!std_fds_open())
 		return;
+	// The plan's channel is a socket, so that the host can send init a descriptor with it
+	// (wire.SendConfig); the messages' is a pipe.
 	enum { cfg, rep, npipes };
 	int p[npipes][2];
-	if (pipes(p, npipes) < 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p[cfg]) < 0)
 		return;
+	if (pipe2(p[rep], O_CLOEXEC) < 0) {
+		close(p[cfg][0]);
+		close(p[cfg][1]);
+		return;
+	}
 	int fds[] = {0, 1, 2, p[cfg][0], p[rep][1]}, errs = -1;
 	const uint32_t ns = init_ns(net);
 	sigset_t mask;

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 
@@ -13,7 +14,9 @@ import (
 
 // The init's inherited descriptors, beyond stdio.
 const (
-	ConfigFd = 3 // host → init: its namespaces, Config (encoding.go) after its length, then EOF
+	// ConfigFd is a unix stream socket, host → init: its namespaces, Config (encoding.go) after
+	// its length, with the descriptors the plan needs (SendConfig), then EOF.
+	ConfigFd = 3
 	ReportFd = 4 // init → host: an *Error as JSON when setup fails; close-on-exec for the command
 )
 
@@ -67,25 +70,99 @@ func CloneFlags(ns plan.Namespaces) (flags uintptr, names []string) {
 	return flags, names
 }
 
-// ReadConfig decodes the plan the host sends over ConfigFd, its length first. The pipe stays
-// open: the host closes it later (hostCatchesSignals).
-func ReadConfig(f *os.File) (*Config, error) {
-	var n [4]byte
-	if _, err := io.ReadFull(f, n[:]); err != nil {
-		return nil, err
+// Channel makes ConfigFd's socket pair: the host's end and init's.
+func Channel() (host, init *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
 	}
-	b := make([]byte, binary.LittleEndian.Uint32(n[:]))
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, err
+	return os.NewFile(uintptr(fds[0]), "plan"), os.NewFile(uintptr(fds[1]), "plan (init)"), nil
+}
+
+// maxPlanFiles is how many descriptors a plan may come with.
+const maxPlanFiles = 4
+
+// SendConfig sends init b, a marshalled Config, its length first, with files (at most
+// maxPlanFiles) attached to that length: only a socket can carry a descriptor, and init then
+// holds the only copy the sandbox has (the egress proxy's end of its socketpair, which
+// nothing on disk names).
+func SendConfig(plan *os.File, b []byte, files []*os.File) error {
+	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
+	msg = append(msg, b...)
+	var fds []int
+	for _, f := range files {
+		fds = append(fds, int(f.Fd()))
+	}
+	n, err := unix.SendmsgN(int(plan.Fd()), msg, unix.UnixRights(fds...), nil, 0)
+	if err == nil && n < len(msg) {
+		_, err = plan.Write(msg[n:])
+	}
+	return err
+}
+
+// ReadConfig decodes the plan the host sends over ConfigFd, and takes the descriptors sent with
+// it (close-on-exec). A pipe (a persistent sandbox's keeper's) carries the plan alone. The socket stays open: the host closes it later (hostCatchesSignals).
+func ReadConfig(f *os.File) (*Config, []*os.File, error) {
+	var n [4]byte
+	oob := make([]byte, unix.CmsgSpace(4*maxPlanFiles))
+	got, oobn, flags, _, err := unix.Recvmsg(int(f.Fd()), n[:], oob, unix.MSG_CMSG_CLOEXEC)
+	if errors.Is(err, unix.ENOTSOCK) { // a persistent sandbox's keeper sends its plan on a pipe
+		got, oobn, flags = 0, 0, 0
+		if _, err = io.ReadFull(f, n[:]); err == nil {
+			got = len(n)
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := planFiles(oob[:oobn])
+	if err == nil && flags&unix.MSG_CTRUNC != 0 {
+		err = errors.New("more descriptors than a plan comes with")
+	}
+	if err == nil && got < len(n) {
+		_, err = io.ReadFull(f, n[got:])
+	}
+	if err == nil && got == 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	var b []byte
+	if err == nil {
+		b = make([]byte, binary.LittleEndian.Uint32(n[:]))
+		_, err = io.ReadFull(f, b)
 	}
 	cfg := &Config{}
-	if err := Unmarshal(b, cfg); err != nil {
+	if err == nil {
+		err = Unmarshal(b, cfg)
+	}
+	if err == nil && (cfg.Spec == nil || len(cfg.Spec.Argv) == 0) {
+		err = &fail.Error{Op: "read sandbox plan", Detail: "no command in the plan", Exit: fail.ExitSetup}
+	}
+	if err != nil {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, nil, err
+	}
+	return cfg, files, nil
+}
+
+// planFiles takes the descriptors in a control message.
+func planFiles(oob []byte) ([]*os.File, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
 		return nil, err
 	}
-	if cfg.Spec == nil || len(cfg.Spec.Argv) == 0 {
-		return nil, &fail.Error{Op: "read sandbox plan", Detail: "no command in the plan", Exit: fail.ExitSetup}
+	var files []*os.File
+	for i := range msgs {
+		fds, err := unix.ParseUnixRights(&msgs[i])
+		if err != nil {
+			return files, err
+		}
+		for _, fd := range fds {
+			files = append(files, os.NewFile(uintptr(fd), "from the plan"))
+		}
 	}
-	return cfg, nil
+	return files, nil
 }
 
 // SendNamespaces sends init the clone flags of the namespaces it was started in, ahead of its
