@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail/jail/internal/fail"
+	"github.com/jail-sandbox/jail/jail/internal/placeholder"
 	"github.com/jail-sandbox/jail/jail/internal/restrict"
 	"github.com/jail-sandbox/jail/jail/internal/spawn"
 	"github.com/jail-sandbox/jail/jail/internal/tty"
@@ -108,24 +109,37 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 	}
 	defer sb.unpin()
 	sb.begin(spec, obs)
+	// The placeholders the protections sit on exist from here on, held until the sandbox is gone
+	// (package placeholder): released after sb.wait, or by jail's waiter once it has reaped init.
+	held, err := placeholder.Take(spec.Mounts)
+	if err != nil {
+		sb.abort()
+		return fail.ExitSetup, fail.New("protect", "", err)
+	}
+	defer held.Release()
 	// Compiling the filter takes a millisecond or two: do it while init's runtime starts up.
 	bpf, err := restrict.CompileSeccomp(spec)
 	if err != nil {
-		sb.proc.signal(syscall.SIGKILL)
-		sb.plan.Close()
-		sb.wait()
+		sb.abort()
 		return fail.ExitSetup, fail.New("compile seccomp filter", "", err)
 	}
-	leaves := eg == nil && gc == nil && sb.canLeave()
+	leaves := eg == nil && gc == nil && sb.canLeave() && len(held.Files()) <= spawn.MaxHandOverFiles
 	sb.sendPlan(bpf, leaves, eg.sandboxEnd())
 	eg.sent()
 	if leaves {
 		obs.log().Printf("host: jail's waiter takes the sandbox from here")
-		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec))
+		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec), held.Files())
 	}
 	status, err := sb.wait()
 	gc.finish(stdio.Err) // init is gone, and its pid namespace with it
 	return status, err
+}
+
+// abort kills an init that got no plan and waits for it: the run failed before it.
+func (sb *sandbox) abort() {
+	sb.proc.signal(syscall.SIGKILL)
+	sb.plan.Close()
+	sb.wait()
 }
 
 // canLeave says the host can leave the sandbox to jail's waiter once it has sent the plan: the

@@ -81,12 +81,13 @@ type Mount struct {
 	Kind   MountKind `json:"kind"`
 	Source string    `json:"source,omitempty"`
 	Target string    `json:"target"`
-	// Create asks the launcher to create a missing Target placeholder on the host (a protected
-	// path that does not exist yet must still be masked, and a mount needs something to sit on);
-	// beneath an overlay, in a layer of the overlay's own above the tree, so that it is written
-	// neither to the tree nor to the change set.
-	// IsDir says which kind of placeholder, and for hides which mask; for binds it says what
-	// Source is, so the launcher knows which kind of mountpoint to make.
+	// Create says Target was missing at resolution: a protected path that does not exist yet must
+	// still be masked, and a mount needs something to sit on. Inside a writable bind the host
+	// makes an empty placeholder there before setup (package placeholder makes one for every
+	// protected path missing by then) and removes it once no sandbox uses it; beneath an overlay,
+	// setup makes it in a layer of the overlay's own above the tree, so that it is written
+	// neither to the tree nor to the change set. IsDir says which kind of placeholder, and for
+	// hides which mask; for binds it says what Source is.
 	Create bool `json:"create,omitempty"`
 	IsDir  bool `json:"is_dir,omitempty"`
 	// Upper and Work are an overlay's writable layer and overlayfs's work directory: host

@@ -108,7 +108,7 @@ protect = ["$CWD/.git/hooks/?", "$CWD/.git/config?", "$CWD/.envrc", "$CWD/.vscod
 		}
 	}
 	if _, err := os.Stat(cwd + "/.envrc"); err == nil {
-		t.Error("Resolve created a placeholder; that is the launcher's job")
+		t.Error("Resolve created a placeholder; that is the host's job when it runs the plan (package placeholder)")
 	}
 }
 

@@ -10,19 +10,11 @@ import (
 
 // bind mounts the host's Source on Target, with every mount beneath Source (a recursive bind),
 // read-only on all of them when ro. A missing Target is created like its Source (a directory or
-// a file), which is how binds land on the empty tmpfs root. With Create, Target is created first
-// as IsDir says: profiles pins the directories above a protected path with self-binds (Source ==
-// Target, inside a writable bind), and one that does not exist yet is made on the host that way.
+// a file), which is how binds land on the empty tmpfs root. Directories profiles pins above a
+// protected path (self-binds: Source == Target, inside a writable bind) exist on the host by now,
+// made by the host as placeholders when missing (package placeholder), never here: setup makes
+// nothing in the user's tree.
 func (r *Roots) bind(m plan.Mount, ro bool) error {
-	dst := -1
-	if m.Create {
-		fd, err := openTarget(r.new, m.Target, placeholder(true, m.IsDir))
-		if err != nil {
-			return err
-		}
-		defer CloseFd(fd)
-		dst = fd
-	}
 	rel, err := relPath(m.Source)
 	if err != nil {
 		return err
@@ -32,30 +24,29 @@ func (r *Roots) bind(m plan.Mount, ro bool) error {
 		return pathError("open source", rel, err)
 	}
 	defer CloseFd(src)
-	if dst < 0 {
-		var st unix.Stat_t
-		if err := unix.Fstat(src, &st); err != nil {
-			return pathError("stat source", rel, err)
-		}
-		c := makeFile
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			c = makeDir
-		}
-		if dst, err = openTarget(r.new, m.Target, c); err != nil {
-			return err
-		}
-		defer CloseFd(dst)
+	var st unix.Stat_t
+	if err := unix.Fstat(src, &st); err != nil {
+		return pathError("stat source", rel, err)
 	}
+	c := makeFile
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		c = makeDir
+	}
+	dst, err := openTarget(r.new, m.Target, c)
+	if err != nil {
+		return err
+	}
+	defer CloseFd(dst)
 	return mountCopy(src, dst, ro)
 }
 
 // selfBind rebinds Target, as the new root has it, onto itself, submounts included: read-only
 // for a protect (a protected path inside a writable bind stays read-only), writable for a pin (a
-// mountpoint cannot be renamed or removed). A missing Target is first created as an empty
-// placeholder when Create is set; inside a writable bind that is on the host, inside an overlay
-// in its upper layer, and masked read-only it cannot be filled from inside.
+// mountpoint cannot be renamed or removed). Target exists: inside a writable bind the host made
+// a placeholder where it was missing (package placeholder), and one gone since (removed on the
+// host) fails the run; inside an overlay, the overlay's placeholder layer holds it.
 func (r *Roots) selfBind(m plan.Mount, ro bool) error {
-	dst, err := openTarget(r.new, m.Target, placeholder(m.Create, m.IsDir))
+	dst, err := openTarget(r.new, m.Target, mustExist)
 	if err != nil {
 		return err
 	}
@@ -65,7 +56,7 @@ func (r *Roots) selfBind(m plan.Mount, ro bool) error {
 
 // hideFile binds the host's /dev/null read-only over Target: the file reads empty.
 func (r *Roots) hideFile(m plan.Mount) error {
-	dst, err := openTarget(r.new, m.Target, placeholder(m.Create, false))
+	dst, err := openTarget(r.new, m.Target, createAs(m.Create, false))
 	if err != nil {
 		return err
 	}

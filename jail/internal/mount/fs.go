@@ -24,7 +24,7 @@ func (r *Roots) tmpfs(m plan.Mount) error {
 // "permission denied" where an empty one is simply skipped, and empty and read-only it holds
 // nothing either way.
 func (r *Roots) hideDir(m plan.Mount) error {
-	return closed(r.mountNew(m.Target, placeholder(m.Create, true), "tmpfs",
+	return closed(r.mountNew(m.Target, createAs(m.Create, true), "tmpfs",
 		unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode=0555"))
 }
 

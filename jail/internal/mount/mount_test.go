@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/internal/testutil"
+	"github.com/jail-sandbox/jail/jail/internal/placeholder"
 	"github.com/jail-sandbox/jail/jail/internal/verbose"
 	"github.com/jail-sandbox/jail/plan"
 )
@@ -261,7 +262,13 @@ func TestSetupRoot(t *testing.T) {
 			},
 		},
 	}
+	// The host makes the placeholders, and removes them once the sandbox is gone.
+	held, err := placeholder.Take(sc.Spec.Mounts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	run := runChecks(t, sc, mountChecks)
+	held.Release()
 	t.Logf("setupRoot with %d ops took %s", len(sc.Spec.Mounts), run.took)
 	t.Run("verbose logs one line per op", func(t *testing.T) {
 		var want []string
@@ -282,11 +289,14 @@ func TestSetupRoot(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	t.Run("host has the protected placeholders", func(t *testing.T) {
-		for p, dir := range map[string]bool{rw + "/.envrc": false, rw + "/.vscode": true, rw + "/.jj/repo": true} {
-			if st, err := os.Lstat(p); err != nil || st.IsDir() != dir || (!dir && !st.Mode().IsRegular()) {
-				t.Errorf("%s: %v, %v; want an empty placeholder (dir: %v)", p, st, err, dir)
+	t.Run("host keeps no placeholder but what the sandbox wrote into", func(t *testing.T) {
+		for _, p := range []string{rw + "/.envrc", rw + "/.vscode", rw + "/.jj/repo"} {
+			if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: %v; want it removed", p, err)
 			}
+		}
+		if err := wantContent(rw+"/.jj/writable", "x"); err != nil { // the pinned directory held a file
+			t.Error(err)
 		}
 	})
 	t.Run("host files under masks are untouched", func(t *testing.T) {

@@ -47,8 +47,8 @@ const (
 	makeFile                // create it as an empty file, with its missing parent directories
 )
 
-// placeholder is how a missing target is created for an op that has a Create/IsDir choice.
-func placeholder(want, isDir bool) create {
+// createAs is how a missing target is created for an op that has a Create/IsDir choice.
+func createAs(want, isDir bool) create {
 	switch {
 	case !want:
 		return mustExist
@@ -61,8 +61,8 @@ func placeholder(want, isDir bool) create {
 // openTarget opens the sandbox path p beneath root as an O_PATH descriptor to mount on, creating
 // it (and missing parent directories) as c says. It never follows a symlink: one anywhere on
 // the path, or planted where the target should be created, fails the lookup with ELOOP. A target
-// inside a writable bind is created on the host, which is what a protected path's placeholder
-// needs.
+// inside a writable bind would be created on the host: the plan's ops never ask for one there
+// (protected paths' placeholders are the host's, package placeholder).
 func openTarget(root int, p string, c create) (int, error) {
 	rel, err := relPath(p)
 	if err != nil {

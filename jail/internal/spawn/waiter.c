@@ -8,8 +8,9 @@
 // Why: at the end of a run, a Go process took about half a millisecond to notice, end its
 // threads and unmap its runtime, and the caller waited for that after the command had ended.
 // The host now leaves once it has sent init the plan, when nothing is left for it to do (no
-// terminal, report, proxy or fallback; init then prints its own errors, and this process
-// enforces the timeout): it hands the sandbox over ('H' on the hand pipe) and exits, its
+// terminal, report, proxy or fallback; init then prints its own errors, this process enforces
+// the timeout and, once init is reaped, releases the run's placeholders): it hands the sandbox
+// over ('H' on the hand socket, with the placeholders' hold as descriptors) and exits, its
 // teardown overlapping init's work and the command's. Otherwise it stays, and this process
 // passes it init's wait status and resource usage (back pipe: only init's parent can reap
 // init); the host then finishes as before, and its exit status is jail's.
@@ -32,12 +33,14 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "batch.h"
 #include "parent.h"
+#include "placeholders.h"
 #include "spawn.h"
 
 struct waiter {
@@ -52,6 +55,9 @@ struct waiter {
 	struct timespec deadline;
 	int timeout_status;
 	char timeout_error[256];
+	// The hold on the placeholders the run's protections sit on, which the host hands over with
+	// its 'H' (package placeholder): released once init is reaped.
+	int held[JAIL_HAND_MAX_FDS], nheld;
 };
 
 // take_timeout takes a 'T' record's body at b (n bytes; waiter.go's handOver): the time left in
@@ -72,14 +78,42 @@ static size_t take_timeout(struct waiter *w, const unsigned char *b, size_t n) {
 	return sizeof left + 2 + len;
 }
 
-// read_hand reads what the host says on the hand pipe: 'S' (forward signals to it), 'I' (to
-// init), 'H' (it hands the sandbox over), 'T' and a timeout before an 'H'. At the pipe's end
-// (the host is gone) it closes it. The host writes each message in one write below PIPE_BUF,
-// so none is split.
+// take_fds keeps the descriptors a message on the hand socket carried (only an 'H' carries
+// any: the placeholders' hold). Any past what the buffer held the kernel closed (MSG_CTRUNC):
+// the host never sends that many (waiter.go).
+static void take_fds(struct waiter *w, struct msghdr *msg) {
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c != NULL; c = CMSG_NXTHDR(msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (int i = 0; i < n; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof fd, sizeof fd);
+			if (w->nheld < JAIL_HAND_MAX_FDS)
+				w->held[w->nheld++] = fd;
+			else
+				close(fd);
+		}
+	}
+}
+
+// read_hand reads what the host says on the hand socket: 'S' (forward signals to it), 'I' (to
+// init), 'H' (it hands the sandbox over, with the placeholders' hold), 'T' and a timeout before
+// an 'H'. At the socket's end (the host is gone) it closes it. The host writes each message in
+// one write below PIPE_BUF, so none is split.
 static void read_hand(struct waiter *w) {
 	unsigned char buf[PIPE_BUF];
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * JAIL_HAND_MAX_FDS)];
+		struct cmsghdr align;
+	} control;
 	ssize_t n;
-	while ((n = read(w->hand_fd, buf, sizeof buf)) > 0)
+	for (;;) {
+		struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf};
+		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof control.buf};
+		if ((n = recvmsg(w->hand_fd, &msg, MSG_CMSG_CLOEXEC)) <= 0)
+			break;
+		take_fds(w, &msg);
 		for (size_t i = 0; i < (size_t)n; i++) {
 			w->started = 1;
 			if (buf[i] == 'S')
@@ -91,6 +125,7 @@ static void read_hand(struct waiter *w) {
 			else if (buf[i] == 'T')
 				i += take_timeout(w, buf + i + 1, n - i - 1);
 		}
+	}
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		close(w->hand_fd);
 		w->hand_fd = -1;
@@ -202,6 +237,8 @@ __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, in
 		if (w->started)
 			forward(w, sfd);
 	}
+	if (w->nheld > 0)
+		jail_release_placeholders(w->held, w->nheld); // init is reaped: the sandbox is gone
 	if (w->timed_out) {
 		dprintf(2, "jail: %s\n", w->timeout_error);
 		_exit(w->timeout_status);
@@ -212,7 +249,7 @@ __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, in
 void jail_fork_host(void) {
 	int hand[2], back[2], cfd, sfd;
 	sigset_t blocked;
-	if (pipe2(hand, O_CLOEXEC) < 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, hand) < 0) // it carries descriptors
 		return;
 	if (pipe2(back, O_CLOEXEC) < 0) {
 		close(hand[0]);

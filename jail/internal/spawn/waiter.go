@@ -1,6 +1,7 @@
 package spawn
 
 /*
+#include "placeholders.h"
 #include "spawn.h"
 */
 import "C"
@@ -66,11 +67,15 @@ func (w *Waiter) ToHost() {
 	w.hand.Write([]byte{'S'})
 }
 
+// MaxHandOverFiles is how many descriptors HandOver can pass (waiter.c: JAIL_HAND_MAX_FDS).
+const MaxHandOverFiles = C.JAIL_HAND_MAX_FDS
+
 // handOver leaves the sandbox to the waiter and ends this process: init has its plan, and the
 // waiter forwards signals to init, reaps it and exits with the command's status. With a
 // deadline (zero: none), the waiter kills the sandbox then, prints expired as jail's error and
-// exits with its status.
-func (w *Waiter) HandOver(deadline time.Time, expired *fail.Error) {
+// exits with its status. held, at most MaxHandOverFiles, is the run's hold on its placeholders
+// (placeholder.Claim), which the waiter releases once it has reaped init.
+func (w *Waiter) HandOver(deadline time.Time, expired *fail.Error, held []*os.File) {
 	msg := make([]byte, 0, 64)
 	if !deadline.IsZero() {
 		// 'T', the time left in ns, the exit status, the error's length and text (waiter.c).
@@ -81,7 +86,17 @@ func (w *Waiter) HandOver(deadline time.Time, expired *fail.Error) {
 		msg = append(msg, byte(expired.Exit), byte(len(text)))
 		msg = append(msg, text...)
 	}
-	w.hand.Write(append(msg, 'H'))
+	msg = append(msg, 'H')
+	var fds []int
+	for _, f := range held {
+		fds = append(fds, int(f.Fd()))
+	}
+	if rc, err := w.hand.SyscallConn(); err == nil { // one message: the descriptors go with the 'H'
+		rc.Write(func(fd uintptr) bool {
+			_, err := unix.SendmsgN(int(fd), msg, unix.UnixRights(fds...), nil, 0)
+			return err != unix.EAGAIN
+		})
+	}
 	os.Exit(0)
 }
 

@@ -1,0 +1,263 @@
+// Package placeholder makes the empty files and directories that protections of missing paths
+// sit on, and holds them for one run, so that jail leaves nothing in the user's tree once the
+// last sandbox using them has ended.
+//
+// A protected path that does not exist yet (.envrc, .vscode) must still be masked, or the
+// sandbox could create it, and a mount needs an inode to sit on: the host makes an empty
+// placeholder there before the sandbox's setup binds it read-only onto itself. Two sandboxes
+// may run in one directory, and removing a placeholder that another sandbox's protection sits on
+// would unmask it there (the kernel detaches a mount in every other namespace when its
+// mountpoint is removed). So placeholders are shared, under a lock per directory:
+//
+//   - the directory's record file, in jail's per-user state directory and named after the
+//     directory's device and inode, lists the placeholders jail made there (inode, birth time,
+//     kind, name), each announced before it is made;
+//   - a run takes it shared (flock LOCK_SH) before it makes or relies on any placeholder there,
+//     makes the missing ones and records them, and holds it until its sandbox is gone: the host
+//     holds it, and hands it to jail's waiter when it leaves early;
+//   - at the end, whoever gets it exclusively without waiting (no other run holds it) removes
+//     every recorded placeholder that is still jail's (same inode and birth time, still empty),
+//     then the record file (spawn.ReleasePlaceholders, in C, for the waiter).
+//
+// A run killed before its end leaves its placeholders and records; the next run in that
+// directory removes them at its own end. docs/architecture.md says why this is race-free.
+package placeholder
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/jail/internal/spawn"
+	"github.com/jail-sandbox/jail/plan"
+)
+
+// Claim is a run's hold on the placeholders of its plan: the state directory, then a record file
+// (locked shared) and the directory it records, for each directory that holds a protected path,
+// shallowest first. The zero Claim holds nothing.
+type Claim struct {
+	files []*os.File
+}
+
+// Take makes every protected path of mounts exist, as a placeholder where it is missing, and
+// returns the hold on them. A protected path, or a directory pinned above one (a self-bind),
+// that is missing now is made as the plan says (a directory or an empty file), even when it
+// existed at resolution: the run that made it may have ended since and removed it. Beneath an
+// overlay the tree is not written at all: setup makes those in the overlay's own layer.
+func Take(mounts []plan.Mount) (*Claim, error) {
+	c := &Claim{}
+	var state *os.File
+	dirs := map[string]int{} // directory → index of its record file in c.files
+	for _, m := range mounts {
+		if m.Kind != plan.MountProtect && !(m.Kind == plan.MountBind && m.Create) || beneathOverlay(mounts, m.Target) {
+			continue
+		}
+		if state == nil {
+			s, err := openState()
+			if err != nil {
+				return nil, err
+			}
+			state = s
+			c.files = append(c.files, state)
+		}
+		parent, name := filepath.Dir(m.Target), filepath.Base(m.Target)
+		i, ok := dirs[parent]
+		if !ok {
+			lock, dir, err := lockDir(state, parent)
+			if err != nil {
+				c.Release()
+				return nil, err
+			}
+			i = len(c.files)
+			dirs[parent] = i
+			c.files = append(c.files, lock, dir)
+		}
+		if err := make1(c.files[i], c.files[i+1], name, m.IsDir); err != nil {
+			c.Release()
+			return nil, fmt.Errorf("placeholder %s: %w", m.Target, err)
+		}
+	}
+	return c, nil
+}
+
+// beneathOverlay says whether target lies inside an overlay of mounts.
+func beneathOverlay(mounts []plan.Mount, target string) bool {
+	for _, m := range mounts {
+		if m.Kind == plan.MountOverlay && strings.HasPrefix(target, m.Target+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Files are the descriptors of the hold, for jail's waiter to release (spawn.Waiter.HandOver).
+// Nil-safe.
+func (c *Claim) Files() []*os.File {
+	if c == nil {
+		return nil
+	}
+	return c.files
+}
+
+// Release ends the hold once the sandbox is gone (spawn.ReleasePlaceholders). Nil-safe; a
+// second call does nothing.
+func (c *Claim) Release() {
+	if c == nil {
+		return
+	}
+	spawn.ReleasePlaceholders(c.files)
+	c.files = nil
+}
+
+// lockDir opens the directory path (physical: no symlink is followed) and its record file in
+// state, created if missing, and locks the record file shared. A record file that its last
+// holder removed while this run waited for the lock is not the directory's any more: the lock is
+// taken again on the one that replaces it.
+func lockDir(state *os.File, path string) (lock, dir *os.File, err error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return nil, nil, fmt.Errorf("placeholders in %s: %w", path, err)
+	}
+	dir = os.NewFile(uintptr(fd), path)
+	name, err := recordName(dir)
+	for err == nil {
+		fd, err = unix.Openat(int(state.Fd()), name, unix.O_RDWR|unix.O_CREAT|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			break
+		}
+		lock = os.NewFile(uintptr(fd), name)
+		if err = flock(lock, unix.LOCK_SH); err != nil {
+			break
+		}
+		var st unix.Stat_t
+		if err = unix.Fstat(fd, &st); err == nil && st.Nlink > 0 {
+			return lock, dir, nil
+		}
+		lock.Close() // removed by the run that held it last: take the new one
+		lock = nil
+	}
+	if lock != nil {
+		lock.Close()
+	}
+	dir.Close()
+	return nil, nil, fmt.Errorf("placeholders in %s: record file: %w", path, err)
+}
+
+// recordName is the name of dir's record file in the state directory: its device and inode,
+// which stay while it lives wherever it is moved (placeholders.c: record_name).
+func recordName(dir *os.File) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(dir.Fd()), &st); err != nil {
+		return "", err
+	}
+	return strconv.FormatUint(st.Dev, 16) + "-" + strconv.FormatUint(st.Ino, 16), nil
+}
+
+// flock takes a lock on f, waiting for it.
+func flock(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// make1 makes name in dir as a placeholder when it is missing, a directory or an empty file,
+// recorded in lock: announced first (an intent), then rewritten in place as made, so that a run
+// killed in between leaves a record the next run can still act on. One that exists (the user's,
+// or another run's placeholder) is protected as it is.
+func make1(lock, dir *os.File, name string, isDir bool) error {
+	var st unix.Stat_t
+	if unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		return nil
+	}
+	rec := spawn.PlaceholderRecord{IntentNs: time.Now().UnixNano(), Dir: isDir, Name: name}
+	off, err := appendRecord(lock, rec.Bytes())
+	if err != nil {
+		return err
+	}
+	if isDir {
+		err = unix.Mkdirat(int(dir.Fd()), name, 0o755)
+	} else {
+		err = unix.Mknodat(int(dir.Fd()), name, unix.S_IFREG|0o644, 0)
+	}
+	var stx unix.Statx_t
+	if err == nil {
+		err = unix.Statx(int(dir.Fd()), name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_BTIME, &stx)
+	}
+	switch {
+	case err == nil:
+		rec.State, rec.Ino = spawn.PlaceholderMade, stx.Ino
+		if stx.Mask&unix.STATX_BTIME != 0 {
+			rec.BtimeSec, rec.BtimeNsec = stx.Btime.Sec, stx.Btime.Nsec
+		}
+	case errors.Is(err, unix.EEXIST): // made meanwhile, by another run or the user
+		rec.State, err = spawn.PlaceholderVoid, nil
+	default:
+		rec.State = spawn.PlaceholderVoid
+	}
+	if werr := rewriteRecord(lock, off, rec.Bytes()); err == nil {
+		err = werr
+	}
+	return err
+}
+
+// appendRecord appends b to the record file lock in one write (O_APPEND: other runs holding the
+// lock shared may append theirs) and returns where it landed.
+func appendRecord(lock *os.File, b []byte) (int64, error) {
+	if _, err := lock.Write(b); err != nil {
+		return 0, err
+	}
+	end, err := lock.Seek(0, io.SeekCurrent) // the end of this write, whatever others appended since
+	return end - int64(len(b)), err
+}
+
+// rewriteRecord writes b over the record at off. O_APPEND is lifted for it (pwrite would append).
+func rewriteRecord(lock *os.File, off int64, b []byte) error {
+	fd := int(lock.Fd())
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags&^unix.O_APPEND); err != nil {
+		return err
+	}
+	_, err = unix.Pwrite(fd, b, off)
+	unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags)
+	return err
+}
+
+// openState opens jail's per-user state directory, where the record files live, making it when
+// missing: jail under $XDG_RUNTIME_DIR (the user's, mode 0700, emptied at logout), else
+// /tmp/jail-UID. Either must be a directory of this user that no one else can enter: another
+// user could otherwise plant or remove records, or point the name elsewhere.
+func openState() (*os.File, error) {
+	uid := os.Getuid()
+	dir := "/tmp/jail-" + strconv.Itoa(uid)
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		dir = filepath.Join(rt, "jail")
+	}
+	if err := unix.Mkdir(dir, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+		return nil, fmt.Errorf("placeholders: state directory %s: %w", dir, err)
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("placeholders: state directory %s: %w (remove it, or set XDG_RUNTIME_DIR)", dir, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || int(st.Uid) != uid || st.Mode&0o077 != 0 {
+		unix.Close(fd)
+		return nil, fmt.Errorf("placeholders: state directory %s is not private to uid %d (owner %d, mode %#o): remove it, or set XDG_RUNTIME_DIR",
+			dir, uid, st.Uid, st.Mode&0o7777)
+	}
+	return os.NewFile(uintptr(fd), dir), nil
+}
