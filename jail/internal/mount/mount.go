@@ -28,7 +28,13 @@ func SetupRoot(spec *plan.Spec, r *Roots, log verbose.Log) error {
 	r.storeSize = spec.Limits.Tmpfs
 	for _, m := range spec.Mounts {
 		log.Printf("%s %s", m.Kind, Object(m))
-		err := r.apply(m)
+		err := r.watchIfExposed(m) // watch.go
+		if err == nil {
+			err = r.apply(m)
+		}
+		if err == nil && m.Kind == plan.MountBind {
+			r.writable = append(r.writable, m.Target)
+		}
 		if err == nil && m.Target == "/" {
 			err = r.reopenNew() // a mount now covers the new root: later targets are on it
 		}
@@ -62,6 +68,20 @@ type Roots struct {
 	store     int
 	storeSize uint64
 	storeDirs int
+	// watchFd is pid 1's inotify instance (WatchWith; -1: none, for watchErr), watchedDirs the
+	// directories watched so far, writable the writable binds made so far, and Watched the
+	// mountpoints watched, which the setup names to pid 1 (watch.go).
+	watchFd     int
+	watchErr    error
+	watchedDirs map[string]int
+	writable    []string
+	Watched     []Watched
+}
+
+// WatchWith sets the inotify instance the mountpoints inside writable binds are watched on
+// (watch.go); err says why there is none (fd < 0).
+func (r *Roots) WatchWith(fd int, err error) {
+	r.watchFd, r.watchErr = fd, err
 }
 
 // apply runs one setup op.

@@ -2,6 +2,7 @@ package setup
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -116,10 +117,17 @@ func (s *setup) enterScratchRoot() (err error) {
 // ownNetwork says init has a network namespace of its own, whose lo starts down.
 func (s *setup) ownNetwork() bool { return s.ns&unix.CLONE_NEWNET != 0 }
 
-// buildRoot builds the plan's root filesystem, and says so when /proc had to be the container's.
+// buildRoot builds the root, watching the mountpoints inside writable binds on pid 1's instance,
+// and names them to pid 1 (mount/watch.go); it says so when /proc had to be the container's.
 func (s *setup) buildRoot() error {
+	s.roots.WatchWith(s.p1.WatchFd())
 	if err := mount.SetupRoot(s.spec, s.roots, s.log); err != nil {
 		return err
+	}
+	for _, w := range s.roots.Watched {
+		if err := s.p1.Watch(w.Wd, w.Path); err != nil {
+			return fmt.Errorf("name %s to pid 1: %w", w.Path, err)
+		}
 	}
 	if s.roots.ContainerProc {
 		s.notice(true, "/proc is the container's, masks kept (allowed by --allow-weaker; the kernel refuses a new one "+

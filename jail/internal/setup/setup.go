@@ -54,7 +54,8 @@ func Run() (status int) {
 	if ns, _ := wire.CloneFlags(s.spec.Namespaces); ns != s.ns {
 		return sendReport(&fail.Error{Op: "read sandbox plan", Detail: "the plan's namespaces are not init's", Exit: fail.ExitSetup})
 	}
-	status, err = s.run(host, p1)
+	s.p1 = p1
+	status, err = s.run(host)
 	if err != nil {
 		return sendReport(fail.New("setup", "", err))
 	}
@@ -72,6 +73,7 @@ type setup struct {
 	cfg   *wire.Config // the plan and how to run it; nil until it arrives
 	spec  *plan.Spec   // cfg.Spec
 	files []*os.File   // the descriptors that came with the plan, until a phase takes them
+	p1    *spawn.Pid1  // the link to pid 1
 	log   verbose.Log
 	exec  []string // files Landlock lets the command execute beyond its grants (spawner.go)
 }
@@ -93,7 +95,8 @@ func prepare(ns uintptr) (*setup, error) {
 // as p1's child and names it to p1, which forwards signals to it and reaps it. When the setup
 // stays (setupStays), it waits for the command's end, finishes the run and returns the command's
 // status; otherwise it returns 0 at once, which pid 1 ignores: it exits with the command's status.
-func (s *setup) run(host *os.File, p1 *spawn.Pid1) (int, error) {
+func (s *setup) run(host *os.File) (int, error) {
+	p1 := s.p1
 	if err := s.runPhases(afterPlan); err != nil {
 		return 0, err
 	}
@@ -121,7 +124,7 @@ func (s *setup) run(host *os.File, p1 *spawn.Pid1) (int, error) {
 		wire.Tell(wire.Message{Started: &wire.Started{PID: pid, Namespaces: namespaces}})
 	}
 	stays := setupStays(s.cfg)
-	if err := p1.Name(pid, stays, tty != nil); err != nil {
+	if err := p1.Name(pid, stays, tty != nil, hostLeft); err != nil {
 		return 0, fail.New("name the command to pid 1", "", err)
 	}
 	if !stays {

@@ -26,10 +26,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -38,8 +40,9 @@
 
 #include "parent.h"
 #include "spawn.h"
+#include "watch.h"
 
-int jail_pid1_link_fd = -1, jail_pid1_back_fd = -1;
+int jail_pid1_link_fd = -1, jail_pid1_back_fd = -1, jail_pid1_watch_fd = -1;
 
 struct pid1 {
 	pid_t setup, command; // command: 0 until the setup names it
@@ -49,6 +52,8 @@ struct pid1 {
 	int told;             // the setup was sent the command's end: its status is the run's
 	int children;         // a child was left at the last reap
 	int link_fd, back_fd; // link_fd: -1 once closed
+	struct jail_watch watch; // the protections' mountpoints the setup named (watch.h)
+	int report_fd, err_fd;   // wire.ReportFd and stderr, to report a breach of one
 };
 
 // named says whom the forwarded signals go to is known: the command, or nobody once the setup
@@ -72,6 +77,13 @@ static void read_link(struct pid1 *p) {
 	while ((n = read(p->link_fd, &msg, sizeof msg)) == sizeof msg) {
 		if (msg.flags & JAIL_LINK_USAGE) {
 			tell(p);
+			continue;
+		}
+		if (msg.flags & JAIL_LINK_WATCH) { // the mountpoint's path follows, in the same write
+			char path[PIPE_BUF];
+			size_t len = (uint32_t)msg.flags >> JAIL_LINK_WATCH_LEN_SHIFT;
+			if (len < sizeof path && read(p->link_fd, path, len) == (ssize_t)len)
+				jail_watch_take(&p->watch, msg.pid, path, len);
 			continue;
 		}
 		p->command = msg.pid;
@@ -152,17 +164,33 @@ static void end(struct pid1 *p) {
 		;
 }
 
-// serve is pid 1's life, with cfd and sfd signalfds for SIGCHLD and the forwarded signals.
+// breached stops the sandbox because a watched protection's mountpoint was removed or replaced
+// on the host (watch.h), and reports it as jail's error: the run fails closed.
+__attribute__((noreturn)) static void breached(struct pid1 *p, const char *path, const char *what) {
+	p->children = 1;
+	end(p); // every process but this one, so that nothing writes there any more
+	jail_watch_report(p->flags & JAIL_LINK_HOST_LEAVES ? -1 : p->report_fd, p->err_fd, path, what);
+	_exit(125);
+}
+
+// serve is pid 1's life, with cfd and sfd signalfds for SIGCHLD and the forwarded signals. The
+// watch is read once the command is named: the setup names every mountpoint before it.
 __attribute__((noreturn)) static void serve(struct pid1 *p, int cfd, int sfd) {
 	reap(p);
 	while (!finished(p)) {
-		struct pollfd fds[3] = {
+		struct pollfd fds[4] = {
 		    {.fd = cfd, .events = POLLIN},
 		    {.fd = p->link_fd, .events = POLLIN},
 		    {.fd = named(p) ? sfd : -1, .events = POLLIN},
+		    {.fd = named(p) && p->watch.n > 0 ? p->watch.fd : -1, .events = POLLIN},
 		};
-		if (poll(fds, 3, -1) < 0)
+		if (poll(fds, 4, -1) < 0)
 			continue;
+		if (fds[3].revents) {
+			const char *what, *path = jail_watch_breach(&p->watch, &what);
+			if (path != NULL)
+				breached(p, path, what);
+		}
 		if (fds[1].revents)
 			read_link(p);
 		if (fds[0].revents)
@@ -183,6 +211,11 @@ void jail_become_pid1(void) {
 		goto fail;
 	sigprocmask(SIG_BLOCK, &blocked, &old); // before the fork: pid 1 loses none sent during setup
 	signal(SIGCHLD, SIG_DFL);               // ignored, the kernel would reap the command itself
+	// The watch's instance, shared with the setup, which adds the watches (watch.h): made here,
+	// so that what the setup adds is pid 1's to read.
+	int watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (watch < 0)
+		watch = -errno;
 	pid_t setup = fork();
 	if (setup < 0)
 		goto fail;
@@ -194,11 +227,14 @@ void jail_become_pid1(void) {
 		close(back[1]);
 		jail_pid1_link_fd = link[1];
 		jail_pid1_back_fd = back[0];
+		jail_pid1_watch_fd = watch;
 		return;
 	}
-	// The setup holds init's stdio and pipes to the host. Like the Go init before it, pid 1
+	// The setup holds init's stdio and pipes to the host; pid 1 keeps stderr and the report pipe,
+	// out of the way, only to report a breached protection. Like the Go init before it, pid 1
 	// keeps the namespace's capabilities, and is non-dumpable: the command can neither read
 	// its memory (jail's environment, as forked) nor trace it.
+	int err_fd = fcntl(2, F_DUPFD_CLOEXEC, 5), report_fd = fcntl(4, F_DUPFD_CLOEXEC, 5);
 	close_range(0, 4, 0);
 	close(link[1]);
 	close(back[0]);
@@ -208,7 +244,8 @@ void jail_become_pid1(void) {
 		kill(setup, SIGKILL);
 		_exit(125);
 	}
-	struct pid1 p = {.setup = setup, .link_fd = link[0], .back_fd = back[1]};
+	struct pid1 p = {.setup = setup, .link_fd = link[0], .back_fd = back[1], .watch = {.fd = watch},
+	                 .report_fd = report_fd, .err_fd = err_fd};
 	serve(&p, cfd, sfd);
 fail:
 	dprintf(4, "fork the sandbox's pid 1: %s\n", strerror(errno));

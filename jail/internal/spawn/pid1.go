@@ -1,6 +1,7 @@
 package spawn
 
 /*
+#include <limits.h>
 #include "spawn.h"
 */
 import "C"
@@ -8,6 +9,7 @@ import "C"
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -16,6 +18,28 @@ import (
 // the command (the setup starts it as pid 1's child) and forwards jail's signals to it.
 type Pid1 struct {
 	link, back *os.File
+}
+
+// WatchFd is pid 1's inotify instance, to which the setup adds the watches of the protections'
+// mountpoints inside writable binds (watch.h), and names each with Watch.
+func (p *Pid1) WatchFd() (int, error) {
+	fd := int(C.jail_pid1_watch_fd)
+	if fd < 0 {
+		return -1, fmt.Errorf("inotify_init1: %w", syscall.Errno(-fd))
+	}
+	return fd, nil
+}
+
+// Watch names to pid 1 a mountpoint at path whose directory is watched as wd: when it is
+// removed, renamed away or renamed over, pid 1 stops the sandbox.
+func (p *Pid1) Watch(wd int, path string) error {
+	if len(path) >= C.PIPE_BUF-8 {
+		return fmt.Errorf("watch %s: path too long", path)
+	}
+	msg := binary.NativeEndian.AppendUint32(nil, uint32(wd))
+	msg = binary.NativeEndian.AppendUint32(msg, C.JAIL_LINK_WATCH|uint32(len(path))<<C.JAIL_LINK_WATCH_LEN_SHIFT)
+	_, err := p.link.Write(append(msg, path...)) // one write: pid 1 reads the path after the header
+	return err
 }
 
 // TakePid1 returns the link to pid 1, which started this process as its setup.
@@ -31,14 +55,18 @@ func TakePid1() (*Pid1, error) {
 
 // name tells pid 1 the command's pid, which it forwards signals to from then on: stays says this
 // process waits for the command's end (awaitCommand), terminal that it relays the command's
-// pseudo-terminal and takes SIGWINCH.
-func (p *Pid1) Name(command int, stays, terminal bool) error {
+// pseudo-terminal and takes SIGWINCH, hostLeaves that the host reads no report (pid 1 prints
+// its own error, as this process does).
+func (p *Pid1) Name(command int, stays, terminal, hostLeaves bool) error {
 	var flags uint32
 	if stays {
 		flags |= C.JAIL_LINK_STAYS
 	}
 	if terminal {
 		flags |= C.JAIL_LINK_WINCH
+	}
+	if hostLeaves {
+		flags |= C.JAIL_LINK_HOST_LEAVES
 	}
 	return p.send(uint32(command), flags)
 }

