@@ -28,9 +28,9 @@ func SetupRoot(spec *plan.Spec, r *Roots, log verbose.Log) error {
 	r.storeSize = spec.Limits.Tmpfs
 	for _, m := range spec.Mounts {
 		log.Printf("%s %s", m.Kind, Object(m))
-		err := r.watchIfExposed(m) // watch.go
-		if err == nil {
-			err = r.apply(m)
+		err := r.apply(m)
+		if err == nil && r.exposed(m) {
+			err = r.watch(m) // watch.go
 		}
 		if err == nil && m.Kind == plan.MountBind {
 			r.writable = append(r.writable, m.Target)
@@ -68,20 +68,17 @@ type Roots struct {
 	store     int
 	storeSize uint64
 	storeDirs int
-	// watchFd is pid 1's inotify instance (WatchWith; -1: none, for watchErr), watchedDirs the
-	// directories watched so far, writable the writable binds made so far, and Watched the
-	// mountpoints watched, which the setup names to pid 1 (watch.go).
-	watchFd     int
-	watchErr    error
-	watchedDirs map[string]int
-	writable    []string
-	Watched     []Watched
+	// writable are the writable binds made so far, Watched the mounts made inside them, which
+	// the setup names to pid 1, and watchErr why pid 1 cannot watch them (WatchErr; watch.go).
+	writable []string
+	Watched  []Watched
+	watchErr error
 }
 
-// WatchWith sets the inotify instance the mountpoints inside writable binds are watched on
-// (watch.go); err says why there is none (fd < 0).
-func (r *Roots) WatchWith(fd int, err error) {
-	r.watchFd, r.watchErr = fd, err
+// WatchErr says why pid 1 cannot watch the mounts made inside writable binds; a plan that makes
+// one then fails (watch.go).
+func (r *Roots) WatchErr(err error) {
+	r.watchErr = err
 }
 
 // apply runs one setup op.

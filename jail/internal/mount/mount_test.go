@@ -177,9 +177,6 @@ func mountStage2() int {
 	start := time.Now()
 	r, err := OpenRoots()
 	if err == nil {
-		r.WatchWith(unix.InotifyInit1(unix.IN_CLOEXEC)) // pid 1's, in a sandbox
-	}
-	if err == nil {
 		err = SetupRoot(&sc.Spec, r, verbose.New(sc.Verbose, 0))
 	}
 	took := time.Since(start)

@@ -39,7 +39,7 @@ func OpenRoots() (*Roots, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Roots{host: -1, new: -1, rootfs: -1, store: -1, watchFd: -1, watchedDirs: map[string]int{}}
+	r := &Roots{host: -1, new: -1, rootfs: -1, store: -1}
 	if r.host, err = unix.Open(oldRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
 		return nil, fail.New("open", oldRoot, err)
 	}

@@ -117,15 +117,15 @@ func (s *setup) enterScratchRoot() (err error) {
 // ownNetwork says init has a network namespace of its own, whose lo starts down.
 func (s *setup) ownNetwork() bool { return s.ns&unix.CLONE_NEWNET != 0 }
 
-// buildRoot builds the root, watching the mountpoints inside writable binds on pid 1's instance,
-// and names them to pid 1 (mount/watch.go); it says so when /proc had to be the container's.
+// buildRoot builds the root, and names to pid 1 the mounts made inside writable binds, which it
+// watches (mount/watch.go); it says so when /proc had to be the container's.
 func (s *setup) buildRoot() error {
-	s.roots.WatchWith(s.p1.WatchFd())
+	s.roots.WatchErr(s.p1.CanWatch())
 	if err := mount.SetupRoot(s.spec, s.roots, s.log); err != nil {
 		return err
 	}
 	for _, w := range s.roots.Watched {
-		if err := s.p1.Watch(w.Wd, w.Path); err != nil {
+		if err := s.p1.Watch(w.MntID, w.Path); err != nil {
 			return fmt.Errorf("name %s to pid 1: %w", w.Path, err)
 		}
 	}

@@ -31,7 +31,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -42,7 +41,7 @@
 #include "spawn.h"
 #include "watch.h"
 
-int jail_pid1_link_fd = -1, jail_pid1_back_fd = -1, jail_pid1_watch_fd = -1;
+int jail_pid1_link_fd = -1, jail_pid1_back_fd = -1, jail_pid1_watch_errno;
 
 struct pid1 {
 	pid_t setup, command; // command: 0 until the setup names it
@@ -83,7 +82,7 @@ static void read_link(struct pid1 *p) {
 			char path[PIPE_BUF];
 			size_t len = (uint32_t)msg.flags >> JAIL_LINK_WATCH_LEN_SHIFT;
 			if (len < sizeof path && read(p->link_fd, path, len) == (ssize_t)len)
-				jail_watch_take(&p->watch, msg.pid, path, len);
+				jail_watch_take(&p->watch, (uint32_t)msg.pid, path, len);
 			continue;
 		}
 		p->command = msg.pid;
@@ -164,17 +163,21 @@ static void end(struct pid1 *p) {
 		;
 }
 
-// breached stops the sandbox because a watched protection's mountpoint was removed or replaced
-// on the host (watch.h), and reports it as jail's error: the run fails closed.
-__attribute__((noreturn)) static void breached(struct pid1 *p, const char *path, const char *what) {
+// breached stops the sandbox when a watched protection no longer holds (watch.h), and reports it
+// as jail's error: the run fails closed. present: look only for a name something was made at.
+static void breached(struct pid1 *p, int present) {
+	const char *path = jail_watch_breach(&p->watch, present);
+	if (path == NULL)
+		return;
 	p->children = 1;
 	end(p); // every process but this one, so that nothing writes there any more
-	jail_watch_report(p->flags & JAIL_LINK_HOST_LEAVES ? -1 : p->report_fd, p->err_fd, path, what);
+	jail_watch_report(p->flags & JAIL_LINK_HOST_LEAVES ? -1 : p->report_fd, p->err_fd, path);
 	_exit(125);
 }
 
 // serve is pid 1's life, with cfd and sfd signalfds for SIGCHLD and the forwarded signals. The
-// watch is read once the command is named: the setup names every mountpoint before it.
+// mount table is polled once the command is named: the setup names every mountpoint before it,
+// and the table has changed since pid 1 opened it, so the first poll looks at them all.
 __attribute__((noreturn)) static void serve(struct pid1 *p, int cfd, int sfd) {
 	reap(p);
 	while (!finished(p)) {
@@ -182,15 +185,12 @@ __attribute__((noreturn)) static void serve(struct pid1 *p, int cfd, int sfd) {
 		    {.fd = cfd, .events = POLLIN},
 		    {.fd = p->link_fd, .events = POLLIN},
 		    {.fd = named(p) ? sfd : -1, .events = POLLIN},
-		    {.fd = named(p) && p->watch.n > 0 ? p->watch.fd : -1, .events = POLLIN},
+		    {.fd = named(p) && p->watch.n > 0 ? p->watch.fd : -1, .events = POLLPRI},
 		};
 		if (poll(fds, 4, -1) < 0)
 			continue;
-		if (fds[3].revents) {
-			const char *what, *path = jail_watch_breach(&p->watch, &what);
-			if (path != NULL)
-				breached(p, path, what);
-		}
+		if (fds[3].revents & (POLLPRI | POLLERR))
+			breached(p, 0);
 		if (fds[1].revents)
 			read_link(p);
 		if (fds[0].revents)
@@ -200,6 +200,7 @@ __attribute__((noreturn)) static void serve(struct pid1 *p, int cfd, int sfd) {
 			forward(p, sfd);
 	}
 	end(p);
+	breached(p, 1); // a protection the host moved away, and something made at its name
 	_exit(jail_exit_status(p->told || !p->command_done ? p->setup_ws : p->command_ws));
 }
 
@@ -211,11 +212,10 @@ void jail_become_pid1(void) {
 		goto fail;
 	sigprocmask(SIG_BLOCK, &blocked, &old); // before the fork: pid 1 loses none sent during setup
 	signal(SIGCHLD, SIG_DFL);               // ignored, the kernel would reap the command itself
-	// The watch's instance, shared with the setup, which adds the watches (watch.h): made here,
-	// so that what the setup adds is pid 1's to read.
-	int watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (watch < 0)
-		watch = -errno;
+	// The mount table the protections are watched on (watch.h), opened in the sandbox's mount
+	// namespace before the setup changes it.
+	int watch = open("/proc/self/mounts", O_RDONLY | O_CLOEXEC);
+	jail_pid1_watch_errno = watch < 0 ? errno : 0;
 	pid_t setup = fork();
 	if (setup < 0)
 		goto fail;
@@ -227,7 +227,8 @@ void jail_become_pid1(void) {
 		close(back[1]);
 		jail_pid1_link_fd = link[1];
 		jail_pid1_back_fd = back[0];
-		jail_pid1_watch_fd = watch;
+		if (watch >= 0)
+			close(watch);
 		return;
 	}
 	// The setup holds init's stdio and pipes to the host; pid 1 keeps stderr and the report pipe,

@@ -20,23 +20,22 @@ type Pid1 struct {
 	link, back *os.File
 }
 
-// WatchFd is pid 1's inotify instance, to which the setup adds the watches of the protections'
-// mountpoints inside writable binds (watch.h), and names each with Watch.
-func (p *Pid1) WatchFd() (int, error) {
-	fd := int(C.jail_pid1_watch_fd)
-	if fd < 0 {
-		return -1, fmt.Errorf("inotify_init1: %w", syscall.Errno(-fd))
+// CanWatch says whether pid 1 can watch the protections' mountpoints (watch.h), and why not.
+func (p *Pid1) CanWatch() error {
+	if e := C.jail_pid1_watch_errno; e != 0 {
+		return fmt.Errorf("open /proc/self/mounts: %w", syscall.Errno(e))
 	}
-	return fd, nil
+	return nil
 }
 
-// Watch names to pid 1 a mountpoint at path whose directory is watched as wd: when it is
-// removed, renamed away or renamed over, pid 1 stops the sandbox.
-func (p *Pid1) Watch(wd int, path string) error {
+// Watch names to pid 1 a mountpoint at path, where the setup made the mount mntID: when path no
+// longer leads to that mount (the host removed it or renamed another file over it), pid 1 stops
+// the sandbox.
+func (p *Pid1) Watch(mntID uint32, path string) error {
 	if len(path) >= C.PIPE_BUF-8 {
 		return fmt.Errorf("watch %s: path too long", path)
 	}
-	msg := binary.NativeEndian.AppendUint32(nil, uint32(wd))
+	msg := binary.NativeEndian.AppendUint32(nil, mntID)
 	msg = binary.NativeEndian.AppendUint32(msg, C.JAIL_LINK_WATCH|uint32(len(path))<<C.JAIL_LINK_WATCH_LEN_SHIFT)
 	_, err := p.link.Write(append(msg, path...)) // one write: pid 1 reads the path after the header
 	return err

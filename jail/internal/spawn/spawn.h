@@ -133,8 +133,9 @@ void jail_become_pid1(void);
 
 // The setup's ends of its pipes to pid 1 (-1: none): it writes a struct jail_link on the first
 // once it has started the command, and reads a struct jail_waited from the second when it stays.
-// jail_pid1_watch_fd is pid 1's inotify instance (watch.h), -errno when it could not be made.
-extern int jail_pid1_link_fd, jail_pid1_back_fd, jail_pid1_watch_fd;
+// jail_pid1_watch_errno says why pid 1 cannot watch the protections' mountpoints (watch.h); 0:
+// it can.
+extern int jail_pid1_link_fd, jail_pid1_back_fd, jail_pid1_watch_errno;
 
 // jail_link names the command to pid 1: its pid (the setup started it as pid 1's child), and
 // what the setup does while it runs. A setup that stays sends one more, JAIL_LINK_USAGE alone.
@@ -146,8 +147,8 @@ enum {
 	JAIL_LINK_STAYS = 1, // the setup stays for the command's end: a struct jail_waited on back_fd
 	JAIL_LINK_WINCH = 2, // SIGWINCH goes to the setup, which relays the command's terminal
 	JAIL_LINK_USAGE = 4, // asks for another struct jail_waited, with the usage of all pid 1 reaped
-	// JAIL_LINK_WATCH names a watched mountpoint (watch.h): pid is its directory's watch, the
-	// flags' bits from JAIL_LINK_WATCH_LEN_SHIFT the length of its path, which follows.
+	// JAIL_LINK_WATCH names a watched mountpoint (watch.h): pid is the id of the mount made
+	// there, the flags' bits from JAIL_LINK_WATCH_LEN_SHIFT the length of its path, which follows.
 	JAIL_LINK_WATCH = 8,
 	JAIL_LINK_WATCH_LEN_SHIFT = 8,
 	JAIL_LINK_HOST_LEAVES = 16, // the host reads no report: pid 1 prints its own error

@@ -1,61 +1,28 @@
 // pid 1's watch on the protections' mountpoints (watch.h).
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "watch.h"
 
-void jail_watch_take(struct jail_watch *w, int wd, const char *path, size_t len) {
+void jail_watch_take(struct jail_watch *w, uint32_t mnt_id, const char *path, size_t len) {
 	struct jail_watched *list = realloc(w->list, (w->n + 1) * sizeof *list);
 	char *copy = malloc(len + 1);
 	if (list == NULL || copy == NULL) {
 		free(copy);
 		if (list != NULL)
 			w->list = list;
-		return; // the setup checks the list came through (JAIL_LINK_WATCH's count)
+		return;
 	}
 	memcpy(copy, path, len);
 	copy[len] = 0;
-	const char *slash = strrchr(copy, '/');
 	w->list = list;
-	w->list[w->n++] = (struct jail_watched){.wd = wd, .path = copy, .name = slash ? slash + 1 : copy};
-}
-
-// watched returns the mountpoint named name in the directory watched as wd, or NULL.
-static const struct jail_watched *watched(const struct jail_watch *w, int wd, const char *name) {
-	for (int i = 0; i < w->n; i++)
-		if (w->list[i].wd == wd && strcmp(w->list[i].name, name) == 0)
-			return &w->list[i];
-	return NULL;
-}
-
-const char *jail_watch_breach(struct jail_watch *w, const char **what) {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	ssize_t n;
-	while ((n = read(w->fd, buf, sizeof buf)) > 0) {
-		for (char *p = buf; p < buf + n;) {
-			const struct inotify_event *e = (const struct inotify_event *)p;
-			p += sizeof *e + e->len;
-			if (e->mask & IN_Q_OVERFLOW) {
-				*what = "too many changes on the host to follow";
-				return "";
-			}
-			const struct jail_watched *m = e->len ? watched(w, e->wd, e->name) : NULL;
-			if (m == NULL)
-				continue;
-			*what = e->mask & IN_MOVED_TO     ? "replaced on the host (another file renamed over it)"
-			        : e->mask & IN_MOVED_FROM ? "renamed away on the host"
-			                                  : "removed on the host";
-			return m->path;
-		}
-	}
-	return NULL;
+	w->list[w->n++] = (struct jail_watched){.mnt_id = mnt_id, .path = copy};
 }
 
 // describe says what is at path now, in out.
@@ -78,6 +45,16 @@ static void describe(const char *path, char *out, size_t size) {
 	}
 }
 
+const char *jail_watch_breach(const struct jail_watch *w, int present) {
+	for (int i = 0; i < w->n; i++) {
+		struct statx st;
+		int found = statx(AT_FDCWD, w->list[i].path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &st) == 0;
+		if (found ? st.stx_mnt_id != w->list[i].mnt_id : !present)
+			return w->list[i].path;
+	}
+	return NULL;
+}
+
 // json_string appends s to out (at most size bytes, *len used so far) as a JSON string.
 static void json_string(char *out, size_t size, size_t *len, const char *s) {
 	*len += snprintf(out + *len, size - *len, "\"");
@@ -93,19 +70,20 @@ static void json_string(char *out, size_t size, size_t *len, const char *s) {
 	*len += snprintf(out + *len, size - *len, "\"");
 }
 
-void jail_watch_report(int report_fd, int err_fd, const char *path, const char *what) {
-	char now[256] = "", detail[512], msg[3072];
-	if (path[0] != 0)
-		describe(path, now, sizeof now);
-	snprintf(detail, sizeof detail, "%s during the run, so its protection no longer held: the sandbox was stopped%s%s", what,
-	         now[0] ? "; " : "", now);
+void jail_watch_report(int report_fd, int err_fd, const char *path) {
+	char now[256], what[512], msg[3072];
+	describe(path, now, sizeof now);
+	snprintf(what, sizeof what,
+	         "removed, replaced or moved away on the host during the run, so its protection no longer held: the "
+	         "sandbox was stopped; %s",
+	         now);
 	// fail.Error as wire.Message carries it; the host prints it as jail's error.
 	size_t len = snprintf(msg, sizeof msg, "{\"error\":{\"op\":\"protect\",\"path\":");
 	json_string(msg, sizeof msg - 64, &len, path);
 	len += snprintf(msg + len, sizeof msg - len, ",\"detail\":");
-	json_string(msg, sizeof msg - 32, &len, detail);
+	json_string(msg, sizeof msg - 32, &len, what);
 	len += snprintf(msg + len, sizeof msg - len, ",\"exit\":125}}\n");
 	if (report_fd >= 0 && write(report_fd, msg, len) == (ssize_t)len)
 		return;
-	dprintf(err_fd, "jail: protect%s%s: %s\n", path[0] ? " " : "", path, detail);
+	dprintf(err_fd, "jail: protect %s: %s\n", path, what);
 }
