@@ -3,6 +3,7 @@ package jail
 import (
 	"os"
 
+	"github.com/jail-sandbox/jail/jail/internal/audit"
 	"github.com/jail-sandbox/jail/jail/internal/setup"
 	"github.com/jail-sandbox/jail/jail/internal/spawn"
 )
@@ -16,6 +17,8 @@ func MaybeInit() {
 	switch {
 	case spawn.IsEarlyInit():
 		os.Clearenv() // as an executed init's: the command's environment travels in the plan
+	case len(os.Args) > 0 && os.Args[0] == spawn.AuditArg0:
+		os.Exit(audit.Main(os.Args)) // jail's waiter, listing what the run wrote unseen
 	case len(os.Args) == 0 || os.Args[0] != spawn.InitArg0:
 		return
 	}

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/jail/internal/audit"
 	"github.com/jail-sandbox/jail/jail/internal/explain"
 	"github.com/jail-sandbox/jail/jail/internal/restrict"
 	"github.com/jail-sandbox/jail/jail/internal/verbose"
@@ -40,6 +41,12 @@ type Report struct {
 	// address, with the line jail printed for each (--explain only; explain_report.go).
 	Denials          []explain.Denial `json:"denials,omitzero"`
 	DenialsTruncated bool             `json:"denials_truncated,omitempty"`
+	// UnseenWrites are the files the run wrote where the user will not see them: git does not
+	// show them (ignored, excluded, in .git, outside a repository) or tools run them unasked
+	// (jail/internal/audit). UnseenPartial says the writable grants held more files git does
+	// not show than jail follows one by one: in-place changes to the others are not listed.
+	UnseenWrites  []audit.Finding `json:"unseen_writes,omitempty"`
+	UnseenPartial bool            `json:"unseen_partial,omitempty"`
 	// Error is jail's own failure, as it printed it (without "jail: "); empty otherwise.
 	Error string `json:"error,omitempty"`
 }
@@ -144,6 +151,13 @@ type observer struct {
 	proxied  bool
 	egress   proxy.Report
 	explain  explanations // --explain's denials
+	unseen   []audit.Finding
+	partial  bool
+}
+
+// unseenWrites records what the run wrote unseen (audit.go).
+func (o *observer) unseenWrites(findings []audit.Finding, partial bool) {
+	o.unseen, o.partial = findings, partial
 }
 
 // log is -v's log for the run o follows.
@@ -198,6 +212,7 @@ func (o *observer) report(status int, err error) *Report {
 		r.Network = &NetworkReport{Mode: o.spec.Network.Mode, Report: o.egress}
 	}
 	o.explain.fill(r, o.opts)
+	r.UnseenWrites, r.UnseenPartial = o.unseen, o.partial
 	if sb == nil || sb.proc == nil {
 		return r // jail failed before starting anything
 	}

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,6 +118,7 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 		return fail.ExitSetup, fail.New("protect", "", err)
 	}
 	defer held.Release()
+	aud := startAudit(spec, held.Touched()) // audit.go: walked while init starts
 	// Compiling the filter takes a millisecond or two: do it while init's runtime starts up.
 	bpf, err := restrict.CompileSeccomp(spec)
 	if err != nil {
@@ -128,9 +130,10 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 	eg.sent()
 	if leaves {
 		obs.log().Printf("host: jail's waiter takes the sandbox from here")
-		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec), held.Files())
+		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec), aud.file(cmp.Or(stdio.Err, os.Stderr)), held.Files())
 	}
 	status, err := sb.wait()
+	obs.unseenWrites(aud.end(cmp.Or(stdio.Err, os.Stderr))) // before the placeholders go: their directories' ctimes
 	gc.finish(stdio.Err) // init is gone, and its pid namespace with it
 	return status, err
 }

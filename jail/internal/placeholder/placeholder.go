@@ -29,6 +29,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/jail/internal/spawn"
+	"github.com/jail-sandbox/jail/jail/internal/state"
 	"github.com/jail-sandbox/jail/plan"
 )
 
@@ -43,7 +45,8 @@ import (
 // (locked shared) and the directory it records, for each directory that holds a protected path,
 // shallowest first. The zero Claim holds nothing.
 type Claim struct {
-	files []*os.File
+	files   []*os.File
+	touched []string // the directories a placeholder was made in
 }
 
 // Take makes every protected path of mounts exist, as a placeholder where it is missing, and
@@ -53,24 +56,24 @@ type Claim struct {
 // overlay the tree is not written at all: setup makes those in the overlay's own layer.
 func Take(mounts []plan.Mount) (*Claim, error) {
 	c := &Claim{}
-	var state *os.File
+	var stateDir *os.File
 	dirs := map[string]int{} // directory → index of its record file in c.files
 	for _, m := range mounts {
 		if m.Kind != plan.MountProtect && !(m.Kind == plan.MountBind && m.Create) || beneathOverlay(mounts, m.Target) {
 			continue
 		}
-		if state == nil {
-			s, err := openState()
+		if stateDir == nil {
+			s, err := state.Open()
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("placeholders: %w", err)
 			}
-			state = s
-			c.files = append(c.files, state)
+			stateDir = s
+			c.files = append(c.files, stateDir)
 		}
 		parent, name := filepath.Dir(m.Target), filepath.Base(m.Target)
 		i, ok := dirs[parent]
 		if !ok {
-			lock, dir, err := lockDir(state, parent)
+			lock, dir, err := lockDir(stateDir, parent)
 			if err != nil {
 				c.Release()
 				return nil, err
@@ -79,9 +82,13 @@ func Take(mounts []plan.Mount) (*Claim, error) {
 			dirs[parent] = i
 			c.files = append(c.files, lock, dir)
 		}
-		if err := make1(c.files[i], c.files[i+1], name, m.IsDir); err != nil {
+		made, err := make1(c.files[i], c.files[i+1], name, m.IsDir)
+		if err != nil {
 			c.Release()
 			return nil, fmt.Errorf("placeholder %s: %w", m.Target, err)
+		}
+		if made && !slices.Contains(c.touched, parent) {
+			c.touched = append(c.touched, parent)
 		}
 	}
 	return c, nil
@@ -104,6 +111,14 @@ func (c *Claim) Files() []*os.File {
 		return nil
 	}
 	return c.files
+}
+
+// Touched are the directories a placeholder was made in, whose ctime the host changed. Nil-safe.
+func (c *Claim) Touched() []string {
+	if c == nil {
+		return nil
+	}
+	return c.touched
 }
 
 // Release ends the hold once the sandbox is gone (spawn.ReleasePlaceholders). Nil-safe; a
@@ -175,15 +190,15 @@ func flock(f *os.File, how int) error {
 // recorded in lock: announced first (an intent), then rewritten in place as made, so that a run
 // killed in between leaves a record the next run can still act on. One that exists (the user's,
 // or another run's placeholder) is protected as it is.
-func make1(lock, dir *os.File, name string, isDir bool) error {
+func make1(lock, dir *os.File, name string, isDir bool) (made bool, err error) {
 	var st unix.Stat_t
 	if unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		return nil
+		return false, nil
 	}
 	rec := spawn.PlaceholderRecord{IntentNs: time.Now().UnixNano(), Dir: isDir, Name: name}
 	off, err := appendRecord(lock, rec.Bytes())
 	if err != nil {
-		return err
+		return false, err
 	}
 	if isDir {
 		err = unix.Mkdirat(int(dir.Fd()), name, 0o755)
@@ -208,7 +223,7 @@ func make1(lock, dir *os.File, name string, isDir bool) error {
 	if werr := rewriteRecord(lock, off, rec.Bytes()); err == nil {
 		err = werr
 	}
-	return err
+	return rec.State == spawn.PlaceholderMade, err
 }
 
 // appendRecord appends b to the record file lock in one write (O_APPEND: other runs holding the
@@ -234,30 +249,4 @@ func rewriteRecord(lock *os.File, off int64, b []byte) error {
 	_, err = unix.Pwrite(fd, b, off)
 	unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags)
 	return err
-}
-
-// openState opens jail's per-user state directory, where the record files live, making it when
-// missing: jail under $XDG_RUNTIME_DIR (the user's, mode 0700, emptied at logout), else
-// /tmp/jail-UID. Either must be a directory of this user that no one else can enter: another
-// user could otherwise plant or remove records, or point the name elsewhere.
-func openState() (*os.File, error) {
-	uid := os.Getuid()
-	dir := "/tmp/jail-" + strconv.Itoa(uid)
-	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
-		dir = filepath.Join(rt, "jail")
-	}
-	if err := unix.Mkdir(dir, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
-		return nil, fmt.Errorf("placeholders: state directory %s: %w", dir, err)
-	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("placeholders: state directory %s: %w (remove it, or set XDG_RUNTIME_DIR)", dir, err)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || int(st.Uid) != uid || st.Mode&0o077 != 0 {
-		unix.Close(fd)
-		return nil, fmt.Errorf("placeholders: state directory %s is not private to uid %d (owner %d, mode %#o): remove it, or set XDG_RUNTIME_DIR",
-			dir, uid, st.Uid, st.Mode&0o7777)
-	}
-	return os.NewFile(uintptr(fd), dir), nil
 }

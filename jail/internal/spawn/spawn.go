@@ -2,6 +2,7 @@ package spawn
 
 /*
 #include <stdlib.h>
+#include "audit.h"
 #include "spawn.h"
 */
 import "C"
@@ -138,3 +139,7 @@ func pipes() (r1, w1, r2, w2 *os.File, err error) {
 // when it sees it; the host starts /proc/self/exe with it, so jail needs no second binary and no
 // helper on disk.
 var InitArg0 = C.GoString(C.jail_init_arg0)
+
+// AuditArg0 is argv[0] of jail executed by its waiter to list what a run wrote unseen
+// (audit.c); jail.MaybeInit runs package audit's Main when it sees it.
+var AuditArg0 = C.GoString(C.jail_audit_arg0)

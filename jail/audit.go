@@ -1,0 +1,93 @@
+package jail
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/jail/internal/audit"
+	"github.com/jail-sandbox/jail/plan"
+)
+
+// unseen is the host's part of a run's audit (package audit): the baseline, taken once the
+// placeholders are made and before the sandbox can write, and walked in the background while
+// the sandbox starts.
+type unseen struct {
+	b      *audit.Baseline
+	walked chan struct{}
+}
+
+// startAudit begins the audit of spec's writable grants; nil when it has none. touched are the
+// directories the host itself made placeholders in.
+func startAudit(spec *plan.Spec, touched []string) *unseen {
+	grants := writableGrants(spec.Mounts)
+	if len(grants) == 0 {
+		return nil
+	}
+	home, _ := os.UserHomeDir()
+	config := os.Getenv("XDG_CONFIG_HOME")
+	if config == "" {
+		config = filepath.Join(home, ".config")
+	}
+	u := &unseen{b: audit.Begin(grants, touched, home, config), walked: make(chan struct{})}
+	go func() {
+		u.b.Walk()
+		close(u.walked)
+	}()
+	return u
+}
+
+// writableGrants are the writable binds of mounts that no other one holds.
+func writableGrants(mounts []plan.Mount) []string {
+	var grants []string
+	for _, m := range mounts {
+		if m.Kind == plan.MountBind && !slices.ContainsFunc(grants, func(g string) bool {
+			return g == "/" || strings.HasPrefix(m.Target, g+"/")
+		}) {
+			grants = append(grants, m.Target)
+		}
+	}
+	return grants
+}
+
+// file is the walked baseline in an unnamed file, for jail's waiter (spawn.Waiter.HandOver).
+// Nil-safe; nil when it cannot be made, which it says on stderr.
+func (u *unseen) file(stderr io.Writer) *os.File {
+	if u == nil {
+		return nil
+	}
+	<-u.walked
+	fd, err := unix.MemfdCreate("jail-audit", unix.MFD_CLOEXEC)
+	if err == nil {
+		f := os.NewFile(uintptr(fd), "jail-audit")
+		if _, err = f.Write(u.b.Encode()); err == nil {
+			return f
+		}
+		f.Close()
+	}
+	fmt.Fprintf(stderr, "jail: audit: %v: what the run writes unseen is not listed\n", err)
+	return nil
+}
+
+// end lists what the run wrote unseen, once the sandbox is gone, prints it on stderr and returns
+// it, with whether the baseline was partial. Nil-safe.
+func (u *unseen) end(stderr io.Writer) ([]audit.Finding, bool) {
+	if u == nil {
+		return nil, false
+	}
+	<-u.walked
+	if !u.b.Changed() {
+		return nil, u.b.Partial
+	}
+	findings := u.b.Findings()
+	dir, _ := os.Getwd()
+	for _, line := range audit.Lines(findings, u.b.Partial, dir) {
+		fmt.Fprintf(stderr, "jail: %s\n", line)
+	}
+	return findings, u.b.Partial
+}

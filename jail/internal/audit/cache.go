@@ -1,0 +1,290 @@
+package audit
+
+import (
+	"bytes"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/jail/internal/state"
+)
+
+// A directory whose ctime has not moved holds the same names: what a run's walk saw of it is
+// still true, and the next run need not list it again, only statx it. The walk of each grant is
+// kept in jail's state directory (package state), with the ignore files' ctimes: one that
+// changed makes git ignore other things, and the whole walk is done afresh.
+
+// dirRecord is what a walk saw of one directory: its ctime before it was listed, whether it lies
+// in an ignored tree (then all of it is a sentinel), the sentinel files in it, and its
+// subdirectories.
+type dirRecord struct {
+	ctime   stamp
+	ignored bool
+	files   []string
+	subdirs []subdir
+}
+
+type subdir struct {
+	name    string
+	ignored bool
+}
+
+// stamp is a ctime; the zero stamp stands for a file that does not exist.
+type stamp struct {
+	sec  int64
+	nsec uint32
+}
+
+func ctimeOf(p string) (stamp, bool) {
+	var st unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME, &st) != nil {
+		return stamp{}, false
+	}
+	return stamp{st.Ctime.Sec, st.Ctime.Nsec}, true
+}
+
+// walker walks one grant for a baseline, from its cache.
+type walker struct {
+	b       *Baseline
+	t       tree
+	grant   string
+	cache   *walkCache // what the last walk saw; nil: none
+	seen    *walkCache // what this walk sees
+	changed bool       // seen differs from cache
+	stale   bool       // an ignore file is not the cache's: start again without it
+	from    int        // len(b.Sentinels) when this grant's walk began
+}
+
+type walkCache struct {
+	ignores map[string]stamp // every ignore file read, by path
+	dirs    map[string]*dirRecord
+}
+
+func newWalker(b *Baseline, t tree, grant string) *walker {
+	w := &walker{b: b, t: t, grant: grant, from: len(b.Sentinels),
+		seen: &walkCache{ignores: map[string]stamp{}, dirs: map[string]*dirRecord{}}}
+	w.cache = loadCache(grant)
+	if w.cache != nil {
+		for p, st := range w.cache.ignores {
+			if now, _ := ctimeOf(p); now != st {
+				w.cache = nil
+				break
+			}
+		}
+	}
+	if t.ig != nil {
+		for _, p := range t.ig.files {
+			st, _ := ctimeOf(p)
+			w.seen.ignores[p] = st
+		}
+	}
+	return w
+}
+
+// visit adds the sentinels of dir: itself, and, in an ignored tree, everything in it; elsewhere
+// its ignored files and directories, its ignore file and what runs unasked.
+func (w *walker) visit(dir string, ignored bool) {
+	ct, ok := ctimeOf(dir)
+	if !ok {
+		return
+	}
+	w.b.add(dir)
+	r := w.cache.dir(dir)
+	if r == nil || r.ctime != ct || r.ignored != ignored {
+		w.changed = true
+		if r = w.list(dir, ct, ignored); r == nil {
+			return
+		}
+	}
+	w.seen.dirs[dir] = r
+	for _, f := range r.files {
+		w.b.add(filepath.Join(dir, f))
+	}
+	for _, d := range r.subdirs {
+		w.visit(filepath.Join(dir, d.name), d.ignored)
+	}
+}
+
+// list reads dir afresh.
+func (w *walker) list(dir string, ct stamp, ignored bool) *dirRecord {
+	entries, err := readDir(dir)
+	if err != nil {
+		return nil
+	}
+	r := &dirRecord{ctime: ct, ignored: ignored}
+	ig := w.t.ig
+	if !ignored {
+		gitignore := filepath.Join(dir, ".gitignore")
+		if slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == ".gitignore" }) {
+			st, _ := ctimeOf(gitignore)
+			w.seen.ignores[gitignore] = st
+			if w.cache != nil && w.cache.ignores[gitignore] != st {
+				w.stale = true
+			}
+		} else {
+			ig.noIgnoreFile(ig.rel(dir)) // no need to try to open it
+		}
+	}
+	for _, e := range entries {
+		name, p := e.Name(), filepath.Join(dir, e.Name())
+		switch {
+		case name == ".git" && !ignored:
+			if e.IsDir() { // only info/ of git's own files hides or runs anything
+				r.subdirs = append(r.subdirs, subdir{".git/info", true})
+			}
+		case ignored:
+			r.add(name, e.IsDir(), true)
+		case ig.ignored(ig.rel(p), e.IsDir()):
+			r.add(name, e.IsDir(), true)
+		case e.IsDir():
+			r.add(name, true, false)
+		case name == ".gitignore" || w.b.autoRun(p) != "":
+			r.files = append(r.files, name)
+		}
+	}
+	return r
+}
+
+// add adds an entry: a file as a sentinel, a directory to visit.
+func (r *dirRecord) add(name string, isDir, ignored bool) {
+	if isDir {
+		r.subdirs = append(r.subdirs, subdir{name, ignored})
+	} else {
+		r.files = append(r.files, name)
+	}
+}
+
+func (c *walkCache) dir(p string) *dirRecord {
+	if c == nil {
+		return nil
+	}
+	return c.dirs[p]
+}
+
+// cacheFile is the name of grant's walk in the state directory.
+func cacheFile(grant string) string {
+	h := fnv.New64a()
+	h.Write([]byte(grant))
+	return "audit-" + strconv.FormatUint(h.Sum64(), 16)
+}
+
+// The cache file: "jail-audit 1", the grant, then records, every field NUL-ended (paths may hold
+// any byte but NUL): "I" path sec nsec for an ignore file; "D" path sec nsec ignored for a
+// directory, followed by its "F" name files and "S" name ignored subdirectories.
+const cacheMagic = "jail-audit 1"
+
+// minCachedDirs is the fewest directories a grant's walk is kept for: below it, listing them
+// again costs about what reading the cache would, and nothing need be left behind.
+const minCachedDirs = 64
+
+// save writes what this walk saw, when it differs from what was kept (renamed into place: a
+// concurrent run reads the old or the new).
+func (w *walker) save() {
+	if !w.changed && w.cache != nil && len(w.cache.dirs) == len(w.seen.dirs) || len(w.seen.dirs) < minCachedDirs {
+		return
+	}
+	dir, err := state.Open()
+	if err != nil {
+		return
+	}
+	defer dir.Close()
+	var b bytes.Buffer
+	field := func(s ...string) {
+		for _, f := range s {
+			b.WriteString(f)
+			b.WriteByte(0)
+		}
+	}
+	num := func(n int64) string { return strconv.FormatInt(n, 10) }
+	flag := func(v bool) string { return map[bool]string{false: "0", true: "1"}[v] }
+	field(cacheMagic, w.grant)
+	for p, st := range w.seen.ignores {
+		field("I", p, num(st.sec), num(int64(st.nsec)))
+	}
+	for p, r := range w.seen.dirs {
+		field("D", p, num(r.ctime.sec), num(int64(r.ctime.nsec)), flag(r.ignored))
+		for _, f := range r.files {
+			field("F", f)
+		}
+		for _, d := range r.subdirs {
+			field("S", d.name, flag(d.ignored))
+		}
+	}
+	name := cacheFile(w.grant)
+	tmp := name + ".new-" + strconv.Itoa(os.Getpid())
+	fd, err := unix.Openat(int(dir.Fd()), tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return
+	}
+	_, err = unix.Write(fd, b.Bytes())
+	unix.Close(fd)
+	if err == nil {
+		err = unix.Renameat(int(dir.Fd()), tmp, int(dir.Fd()), name)
+	}
+	if err != nil {
+		unix.Unlinkat(int(dir.Fd()), tmp, 0)
+	}
+}
+
+// loadCache reads the walk of grant kept in the state directory; nil when there is none, or it
+// is not whole.
+func loadCache(grant string) *walkCache {
+	dir, err := state.Open()
+	if err != nil {
+		return nil
+	}
+	defer dir.Close()
+	fd, err := unix.Openat(int(dir.Fd()), cacheFile(grant), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	f := os.NewFile(uintptr(fd), "audit cache")
+	defer f.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil
+	}
+	fields := strings.Split(buf.String(), "\x00")
+	if len(fields) < 3 || fields[0] != cacheMagic || fields[1] != grant {
+		return nil
+	}
+	c := &walkCache{ignores: map[string]stamp{}, dirs: map[string]*dirRecord{}}
+	var cur *dirRecord
+	for i := 2; i < len(fields)-1; {
+		need := map[string]int{"I": 4, "D": 5, "F": 2, "S": 3}[fields[i]]
+		if need == 0 || i+need > len(fields)-1 {
+			return nil
+		}
+		f := fields[i : i+need]
+		i += need
+		switch f[0] {
+		case "I":
+			c.ignores[f[1]] = parseStamp(f[2], f[3])
+		case "D":
+			cur = &dirRecord{ctime: parseStamp(f[2], f[3]), ignored: f[4] == "1"}
+			c.dirs[f[1]] = cur
+		case "F":
+			if cur == nil {
+				return nil
+			}
+			cur.files = append(cur.files, f[1])
+		case "S":
+			if cur == nil {
+				return nil
+			}
+			cur.subdirs = append(cur.subdirs, subdir{f[1], f[2] == "1"})
+		}
+	}
+	return c
+}
+
+func parseStamp(sec, nsec string) stamp {
+	s, _ := strconv.ParseInt(sec, 10, 64)
+	n, _ := strconv.ParseUint(nsec, 10, 32)
+	return stamp{s, uint32(n)}
+}

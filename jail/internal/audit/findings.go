@@ -1,0 +1,235 @@
+package audit
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Finding is one file the run wrote where the user will not see it.
+type Finding struct {
+	Path string `json:"path"`
+	// RunsAutomatically says what runs it unasked; empty when nothing on the list does.
+	RunsAutomatically string `json:"runs_automatically,omitempty"`
+	// NotShownByGit says why git status does not show it, if it does not: "ignored" (or
+	// excluded), "inside .git", "outside any git repository".
+	NotShownByGit string `json:"not_shown_by_git,omitempty"`
+	// Under is the directory the file is counted under when many are (its shallowest ignored
+	// ancestor, or the grant's entry it lies in outside a repository); the file itself otherwise.
+	Under string `json:"-"`
+}
+
+// Changed says whether any sentinel's ctime reached the run's start: only then is there anything
+// to find (spawn/audit.c asks the same in C).
+func (b *Baseline) Changed() bool {
+	for _, s := range b.Sentinels {
+		if b.newer(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// newer says whether p's ctime is at or past the start.
+func (b *Baseline) newer(p string) bool {
+	var st unix.Statx_t
+	return unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME, &st) == nil && !before(st.Ctime, b.Start)
+}
+
+// Findings lists the files written since the start that git does not show or that run unasked,
+// sorted by path. A changed directory is looked into (a file made or moved there); a changed
+// ignore file means what git shows changed too: the grant is then looked at whole.
+func (b *Baseline) Findings() []Finding {
+	written := map[string]bool{}
+	for _, s := range b.Sentinels {
+		if !b.newer(s) {
+			continue
+		}
+		if isDir(s) {
+			b.scan(s, written)
+		} else {
+			written[s] = true
+		}
+	}
+	for p := range written {
+		if base := filepath.Base(p); base == ".gitignore" || strings.HasSuffix(p, "/info/exclude") {
+			for _, g := range b.Grants {
+				b.scanAll(g, written)
+			}
+			break
+		}
+	}
+	trees := map[string]tree{}
+	var out []Finding
+	for p := range written {
+		g := b.grantOf(p)
+		if g == "" || isDir(p) {
+			continue
+		}
+		t, ok := trees[g]
+		if !ok {
+			t = findTree(g, b.Home, b.Config)
+			trees[g] = t
+		}
+		if f, ok := classify(p, g, t); ok {
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b Finding) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// Why git does not show a file (Finding.NotShownByGit).
+const (
+	ignored      = "ignored"
+	inGitDir     = "inside .git"
+	noRepository = "outside any git repository"
+)
+
+// classify says whether p, written in grant g of tree t, is a finding.
+func classify(p, g string, t tree) (Finding, bool) {
+	rel := strings.TrimPrefix(p, g+"/")
+	f := Finding{Path: p, Under: p}
+	switch {
+	case t.gitDirItself:
+		f.NotShownByGit = inGitDir
+		f.RunsAutomatically = runsAutomatically(".git/" + rel)
+	case t.ig == nil:
+		f.NotShownByGit = noRepository
+		f.Under = filepath.Join(g, strings.Split(rel, "/")[0])
+		f.RunsAutomatically = runsAutomatically(rel)
+	default:
+		top := t.ig.rel(p)
+		f.RunsAutomatically = cmpOr(runsAutomatically(rel), runsAutomatically(top))
+		if strings.HasPrefix(top, ".git/") {
+			f.NotShownByGit = inGitDir
+		} else if where := t.ig.ignoredPath(top, false); where != "" {
+			f.NotShownByGit, f.Under = ignored, filepath.Join(t.ig.top, where)
+		}
+	}
+	return f, f.NotShownByGit != "" || f.RunsAutomatically != ""
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// scan records the entries of dir changed since the start, and looks into its changed
+// directories (new ones, or ones with entries made or moved). Git's own directory is skipped
+// (its info/ is a sentinel of its own).
+func (b *Baseline) scan(dir string, written map[string]bool) {
+	entries, err := readDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if e.Name() == ".git" || !b.newer(p) {
+			continue
+		}
+		if e.IsDir() {
+			b.scan(p, written)
+		} else {
+			written[p] = true
+		}
+	}
+}
+
+// scanAll records every file beneath dir changed since the start.
+func (b *Baseline) scanAll(dir string, written map[string]bool) {
+	entries, err := readDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.Name() == ".git":
+		case e.IsDir():
+			b.scanAll(p, written)
+		case b.newer(p):
+			written[p] = true
+		}
+	}
+}
+
+// grantOf is the grant p lies in, "" for none.
+func (b *Baseline) grantOf(p string) string {
+	for _, g := range b.Grants {
+		if strings.HasPrefix(p, g+"/") {
+			return g
+		}
+	}
+	return ""
+}
+
+func isDir(p string) bool {
+	st, err := os.Lstat(p)
+	return err == nil && st.IsDir()
+}
+
+// maxLines bounds the lines Lines prints of each kind; --report lists every finding.
+const maxLines = 10
+
+// Lines are jail's lines for the findings (without "jail: "): one per file that runs unasked,
+// then one per place git does not show, many files under one ignored directory counted as one.
+// Paths are relative to dir when beneath it, and quoted when they hold what a terminal would
+// act on: the sandbox chose them.
+func Lines(fs []Finding, partial bool, dir string) []string {
+	var lines []string
+	show := func(p string) string {
+		if r, ok := strings.CutPrefix(p, dir+"/"); ok {
+			p = r
+		}
+		if q := strconv.QuoteToGraphic(p); q != `"`+p+`"` || strings.ContainsAny(p, " \t") {
+			return q
+		}
+		return p
+	}
+	auto := 0
+	for _, f := range fs {
+		if f.RunsAutomatically == "" {
+			continue
+		}
+		if auto++; auto <= maxLines {
+			lines = append(lines, fmt.Sprintf("the run wrote %s, which tools act on unasked: %s", show(f.Path), f.RunsAutomatically))
+		}
+	}
+	if auto > maxLines {
+		lines = append(lines, fmt.Sprintf("the run wrote %d more files that tools act on unasked (--report lists them)", auto-maxLines))
+	}
+	groups := map[string]int{}
+	why := map[string]string{}
+	var order []string
+	for _, f := range fs {
+		if f.NotShownByGit != "" && f.RunsAutomatically == "" {
+			if groups[f.Under]++; groups[f.Under] == 1 {
+				order = append(order, f.Under)
+				why[f.Under] = f.NotShownByGit
+			}
+		}
+	}
+	for i, under := range order {
+		if i == maxLines {
+			lines = append(lines, fmt.Sprintf("the run wrote in %d more places git does not show (--report lists them)", len(order)-maxLines))
+			break
+		}
+		if n := groups[under]; n == 1 && !isDir(under) {
+			lines = append(lines, fmt.Sprintf("the run wrote %s, which git does not show (%s)", show(under), why[under]))
+		} else {
+			lines = append(lines, fmt.Sprintf("the run wrote %d file(s) under %s/, which git does not show (%s)", n, show(under), why[under]))
+		}
+	}
+	if partial {
+		lines = append(lines, fmt.Sprintf("the writable grants hold more than %d files git does not show: changes in place to the others are not listed", maxSentinels))
+	}
+	return lines
+}
