@@ -93,16 +93,7 @@ func (r *Roots) mountPrivate(target string, c create, attrs int, mode uint32) (i
 	if err != nil {
 		return -1, err
 	}
-	dst, err := openTarget(r.new, target, c)
-	if err == nil {
-		err = attach(tree, dst)
-		CloseFd(dst)
-	}
-	if err != nil {
-		CloseFd(tree)
-		return -1, err
-	}
-	return tree, nil
+	return r.attachAt(tree, target, c)
 }
 
 // mountPrivateAt binds a new directory of the store on a new directory name in dir.
