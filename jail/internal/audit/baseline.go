@@ -24,10 +24,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxSentinels bounds the files a baseline watches one by one; beyond it (a huge ignored tree,
-// or a grant outside any repository), in-place changes to the rest are not listed, and the list
-// says so (Baseline.Partial).
-const maxSentinels = 200_000
+// maxSentinels bounds the files and directories a baseline watches one by one, and so the walk:
+// beyond it (a huge ignored tree, a grant outside any repository such as the home), what the
+// run does to the rest is not listed, and the list says so (Baseline.Partial).
+const maxSentinels = 50_000
 
 // Baseline is what the end of a run is compared with.
 type Baseline struct {

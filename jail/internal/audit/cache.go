@@ -90,7 +90,7 @@ func newWalker(b *Baseline, t tree, grant string) *walker {
 // its ignored files and directories, its ignore file and what runs unasked.
 func (w *walker) visit(dir string, ignored bool) {
 	ct, ok := ctimeOf(dir)
-	if !ok {
+	if !ok || w.b.Partial {
 		return
 	}
 	w.b.add(dir)

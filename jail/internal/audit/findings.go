@@ -229,7 +229,7 @@ func Lines(fs []Finding, partial bool, dir string) []string {
 		}
 	}
 	if partial {
-		lines = append(lines, fmt.Sprintf("the writable grants hold more than %d files git does not show: changes in place to the others are not listed", maxSentinels))
+		lines = append(lines, fmt.Sprintf("the writable grants hold more than %d files and directories git does not show: what the run did to the others is not listed", maxSentinels))
 	}
 	return lines
 }
