@@ -119,6 +119,7 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 	}
 	defer held.Release()
 	aud := startAudit(spec, held.Touched()) // audit.go: walked while init starts
+	stderr := cmp.Or(stdio.Err, os.Stderr)
 	// Compiling the filter takes a millisecond or two: do it while init's runtime starts up.
 	bpf, err := restrict.CompileSeccomp(spec)
 	if err != nil {
@@ -130,10 +131,10 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 	eg.sent()
 	if leaves {
 		obs.log().Printf("host: jail's waiter takes the sandbox from here")
-		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec), aud.file(cmp.Or(stdio.Err, os.Stderr)), held.Files())
+		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec), aud.file(stderr), held.Files())
 	}
 	status, err := sb.wait()
-	obs.unseenWrites(aud.end(cmp.Or(stdio.Err, os.Stderr))) // before the placeholders go: their directories' ctimes
+	obs.unseenWrites(aud.end(stderr)) // before the placeholders go, which moves their directories' ctimes
 	gc.finish(stdio.Err) // init is gone, and its pid namespace with it
 	return status, err
 }
@@ -291,11 +292,11 @@ func closeOpened(given, opened tty.Stdio) {
 
 // sendPlan sends init the Spec and the compiled seccomp program, its length first, with files
 // (wire.SendConfig), and closes the socket once every forwarded signal is caught here: init
-// builds the sandbox meanwhile and
-// waits for that before it starts the command (hostCatchesSignals). Without jail's waiter
-// (waiter.c), a signal that came earlier ended jail (its default action) and init with it
-// (Pdeathsig), before any command ran; the waiter holds them until the host says where they go,
-// and forwards them to an init it is the parent of itself (the host catches none: uncaught).
+// builds the sandbox meanwhile and waits for that before it starts the command
+// (hostCatchesSignals). Without jail's waiter (waiter.c), a signal that came earlier ended jail
+// (its default action) and init with it (Pdeathsig), before any command ran; the waiter holds
+// them until the host says where they go, and forwards them to an init it is the parent of
+// itself (the host catches none: uncaught).
 func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool, files []*os.File) {
 	opts := sb.obs.opts
 	cfg := wire.Config{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: spawn.Batched(),
