@@ -17,7 +17,8 @@ struct jail_watched {
 };
 
 struct jail_watch {
-	int fd; // /proc/self/mounts, opened in the sandbox's namespace; -errno when it could not be
+	int fd; // /proc/self/mounts, opened in the sandbox's namespace; -1 when it could not be
+	        // (then the setup refuses a plan with a mountpoint to watch: jail_pid1_watch_errno)
 	struct jail_watched *list;
 	int n;
 };
