@@ -19,6 +19,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -31,26 +32,29 @@ const maxSentinels = 50_000
 
 // Baseline is what the end of a run is compared with.
 type Baseline struct {
-	Start        unix.Timespec // CLOCK_REALTIME_COARSE when the run began: ctimes come from it
-	Grants       []string      // the writable grants, physical paths
-	Home, Config string        // the user's home and config directory (global git excludes)
-	Sentinels    []string      // see the package comment
-	Partial      bool          // maxSentinels was reached
+	Start        unix.Timespec            // CLOCK_REALTIME_COARSE when the run began: ctimes come from it
+	Touched      map[string]unix.Timespec // what the host changed, and its ctime then
+	Grants       []string                 // the writable grants, physical paths
+	Home, Config string                   // the user's home and config directory (global git excludes)
+	Sentinels    []string                 // see the package comment
+	Partial      bool                     // maxSentinels was reached
 }
 
 // Begin notes the start of a run writing to grants. Call it before the sandbox can write, once
-// the host has made what it makes there (touched: the directories it made placeholders in):
-// the start is then past their ctimes, so that the host's own changes do not count as the
-// run's. ctimes are taken from a coarse clock, never later than CLOCK_REALTIME_COARSE; a change
-// the sandbox made within the same tick as the host's last is the one it could then miss, on
-// a kernel without fine-grained timestamps for a file looked at (before 6.13).
+// the host has made what it makes there (touched: the placeholders it made and the directories
+// it made them in).
+// ctimes are taken from a coarse clock, never later than CLOCK_REALTIME_COARSE: a file counts as
+// changed when its ctime is at or past the start, except a touched directory, which counts only
+// past its ctime now, so that the host's own changes are not the run's. (Looking at it now makes
+// its next change fine-grained, on kernels from 6.13: on older ones, a change the sandbox makes
+// to it within the same clock tick is missed.)
 func Begin(grants, touched []string, home, config string) *Baseline {
-	b := &Baseline{Grants: grants, Home: home, Config: config}
+	b := &Baseline{Grants: grants, Home: home, Config: config, Touched: map[string]unix.Timespec{}}
 	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &b.Start)
 	for _, d := range touched {
 		var st unix.Statx_t
-		if unix.Statx(unix.AT_FDCWD, d, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME, &st) == nil && !before(st.Ctime, b.Start) {
-			b.Start = unix.Timespec{Sec: st.Ctime.Sec, Nsec: int64(st.Ctime.Nsec) + 1}
+		if unix.Statx(unix.AT_FDCWD, d, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME, &st) == nil {
+			b.Touched[d] = unix.Timespec{Sec: st.Ctime.Sec, Nsec: int64(st.Ctime.Nsec) + 1}
 		}
 	}
 	return b
@@ -173,7 +177,8 @@ func (ig *ignore) rel(p string) string {
 
 // Encode is the baseline as jail's waiter reads it (spawn/audit.c): Start (seconds, then
 // nanoseconds, int64), then entries, each a kind byte and a NUL-ended path: 'S' a sentinel,
-// 'G' a grant, 'H' the home, 'C' the config directory, 'P' partial (no path).
+// 'G' a grant, 'H' the home, 'C' the config directory, 'P' partial (no path), 'T' a touched
+// directory ("SEC NSEC PATH": it counts as changed from that ctime on).
 func (b *Baseline) Encode() []byte {
 	out := binary.NativeEndian.AppendUint64(nil, uint64(b.Start.Sec))
 	out = binary.NativeEndian.AppendUint64(out, uint64(b.Start.Nsec))
@@ -189,7 +194,11 @@ func (b *Baseline) Encode() []byte {
 		entry('P', "")
 	}
 	for _, s := range b.Sentinels {
-		entry('S', s)
+		if t, ok := b.Touched[s]; ok {
+			entry('T', strconv.FormatInt(t.Sec, 10)+" "+strconv.FormatInt(t.Nsec, 10)+" "+s)
+		} else {
+			entry('S', s)
+		}
 	}
 	return out
 }
@@ -199,7 +208,7 @@ func Decode(data []byte) (*Baseline, error) {
 	if len(data) < 16 {
 		return nil, errors.New("audit baseline: too short")
 	}
-	b := &Baseline{}
+	b := &Baseline{Touched: map[string]unix.Timespec{}}
 	b.Start.Sec = int64(binary.NativeEndian.Uint64(data))
 	b.Start.Nsec = int64(binary.NativeEndian.Uint64(data[8:]))
 	for rest := data[16:]; len(rest) > 1; {
@@ -220,6 +229,13 @@ func Decode(data []byte) (*Baseline, error) {
 			b.Config = p
 		case 'P':
 			b.Partial = true
+		case 'T':
+			sec, rest, _ := strings.Cut(p, " ")
+			nsec, d, _ := strings.Cut(rest, " ")
+			s, _ := strconv.ParseInt(sec, 10, 64)
+			n, _ := strconv.ParseInt(nsec, 10, 64)
+			b.Touched[d] = unix.Timespec{Sec: s, Nsec: n}
+			b.Sentinels = append(b.Sentinels, d)
 		}
 	}
 	return b, nil

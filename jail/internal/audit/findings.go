@@ -35,10 +35,18 @@ func (b *Baseline) Changed() bool {
 	return false
 }
 
-// newer says whether p's ctime is at or past the start.
+// newer says whether p's ctime is at or past the start (past the host's own change, for a
+// directory it touched).
 func (b *Baseline) newer(p string) bool {
 	var st unix.Statx_t
-	return unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME, &st) == nil && !before(st.Ctime, b.Start)
+	if unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME, &st) != nil {
+		return false
+	}
+	since, ok := b.Touched[p]
+	if !ok {
+		since = b.Start
+	}
+	return !before(st.Ctime, since)
 }
 
 // Findings lists the files written since the start that git does not show or that run unasked,

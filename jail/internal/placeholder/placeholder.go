@@ -46,7 +46,7 @@ import (
 // shallowest first. The zero Claim holds nothing.
 type Claim struct {
 	files   []*os.File
-	touched []string // the directories a placeholder was made in
+	touched []string // the placeholders made, and the directories they were made in
 }
 
 // Take makes every protected path of mounts exist, as a placeholder where it is missing, and
@@ -90,6 +90,9 @@ func Take(mounts []plan.Mount) (*Claim, error) {
 		if made && !slices.Contains(c.touched, parent) {
 			c.touched = append(c.touched, parent)
 		}
+		if made {
+			c.touched = append(c.touched, m.Target)
+		}
 	}
 	return c, nil
 }
@@ -113,7 +116,8 @@ func (c *Claim) Files() []*os.File {
 	return c.files
 }
 
-// Touched are the directories a placeholder was made in, whose ctime the host changed. Nil-safe.
+// Touched are the placeholders this run made and the directories it made them in: what the
+// host itself changed. Nil-safe.
 func (c *Claim) Touched() []string {
 	if c == nil {
 		return nil

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -28,8 +29,17 @@ int jail_audit_changed(int fd) {
 		if (nul == NULL)
 			break;
 		struct statx sx;
-		if (*p == 'S' && statx(AT_FDCWD, p + 1, AT_SYMLINK_NOFOLLOW, STATX_CTIME, &sx) == 0)
-			changed = sx.stx_ctime.tv_sec > sec || (sx.stx_ctime.tv_sec == sec && sx.stx_ctime.tv_nsec >= nsec);
+		const char *path = p + 1;
+		int64_t since_sec = sec, since_nsec = nsec;
+		if (*p == 'T') { // a directory the host touched: "SEC NSEC PATH", changed from that ctime on
+			char *rest;
+			since_sec = strtoll(path, &rest, 10);
+			since_nsec = strtoll(rest, &rest, 10);
+			path = rest + 1;
+		}
+		if ((*p == 'S' || *p == 'T') && statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_CTIME, &sx) == 0)
+			changed = sx.stx_ctime.tv_sec > since_sec ||
+			          (sx.stx_ctime.tv_sec == since_sec && sx.stx_ctime.tv_nsec >= since_nsec);
 		p = nul + 1;
 	}
 	munmap((void *)data, st.st_size);
