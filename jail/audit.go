@@ -22,9 +22,9 @@ type unseen struct {
 	walked chan struct{}
 }
 
-// startAudit begins the audit of spec's writable grants; nil when it has none. touched are the
-// directories the host itself made placeholders in.
-func startAudit(spec *plan.Spec, touched []string) *unseen {
+// startAudit begins the audit of spec's writable grants, once the host has made its placeholders
+// there; nil when it has none.
+func startAudit(spec *plan.Spec) *unseen {
 	grants := writableGrants(spec.Mounts)
 	if len(grants) == 0 {
 		return nil
@@ -34,7 +34,7 @@ func startAudit(spec *plan.Spec, touched []string) *unseen {
 	if config == "" {
 		config = filepath.Join(home, ".config")
 	}
-	u := &unseen{b: audit.Begin(grants, touched, home, config), walked: make(chan struct{})}
+	u := &unseen{b: audit.Begin(grants, home, config), walked: make(chan struct{})}
 	go func() {
 		u.b.Walk()
 		close(u.walked)
@@ -53,6 +53,14 @@ func writableGrants(mounts []plan.Mount) []string {
 		}
 	}
 	return grants
+}
+
+// walkedCh is closed once the walk is done: the command must not start before. Nil-safe.
+func (u *unseen) walkedCh() <-chan struct{} {
+	if u == nil {
+		return nil
+	}
+	return u.walked
 }
 
 // file is the walked baseline in an unnamed file, for jail's waiter (spawn.Waiter.HandOver).

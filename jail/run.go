@@ -118,7 +118,7 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 		return fail.ExitSetup, fail.New("protect", "", err)
 	}
 	defer held.Release()
-	aud := startAudit(spec, held.Touched()) // audit.go: walked while init starts
+	aud := startAudit(spec) // audit.go: walked while init builds the sandbox
 	stderr := cmp.Or(stdio.Err, os.Stderr)
 	// Compiling the filter takes a millisecond or two: do it while init's runtime starts up.
 	bpf, err := restrict.CompileSeccomp(spec)
@@ -127,7 +127,7 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 		return fail.ExitSetup, fail.New("compile seccomp filter", "", err)
 	}
 	leaves := eg == nil && gc == nil && sb.canLeave() && len(held.Files()) <= spawn.MaxHandOverFiles
-	sb.sendPlan(bpf, leaves, eg.sandboxEnd())
+	sb.sendPlan(bpf, leaves, eg.sandboxEnd(), aud.walkedCh())
 	eg.sent()
 	if leaves {
 		obs.log().Printf("host: jail's waiter takes the sandbox from here")
@@ -135,7 +135,7 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 	}
 	status, err := sb.wait()
 	obs.unseenWrites(aud.end(stderr)) // before the placeholders go, which moves their directories' ctimes
-	gc.finish(stdio.Err) // init is gone, and its pid namespace with it
+	gc.finish(stdio.Err)              // init is gone, and its pid namespace with it
 	return status, err
 }
 
@@ -291,13 +291,13 @@ func closeOpened(given, opened tty.Stdio) {
 }
 
 // sendPlan sends init the Spec and the compiled seccomp program, its length first, with files
-// (wire.SendConfig), and closes the socket once every forwarded signal is caught here: init
-// builds the sandbox meanwhile and waits for that before it starts the command
-// (hostCatchesSignals). Without jail's waiter (waiter.c), a signal that came earlier ended jail
+// (wire.SendConfig), and closes the socket once every forwarded signal is caught here and ready
+// is closed (the audit's walk; nil: nothing to wait for): init builds the sandbox meanwhile and
+// waits for that before it starts the command (hostCatchesSignals). Without jail's waiter (waiter.c), a signal that came earlier ended jail
 // (its default action) and init with it (Pdeathsig), before any command ran; the waiter holds
 // them until the host says where they go, and forwards them to an init it is the parent of
 // itself (the host catches none: uncaught).
-func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool, files []*os.File) {
+func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool, files []*os.File, ready <-chan struct{}) {
 	opts := sb.obs.opts
 	cfg := wire.Config{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: spawn.Batched(),
 		Started: spawn.Started, Verbose: opts.Verbose, Quiet: opts.Quiet, Explain: opts.Explain, HostLeaves: hostLeaves}
@@ -307,6 +307,9 @@ func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool, files []*os.File) {
 		sb.obs.log().Printf("host: send plan: %s", err)
 	}
 	sb.signals.wait()
+	if ready != nil {
+		<-ready
+	}
 	sb.plan.Close()
 }
 

@@ -79,8 +79,9 @@ write = ["`+dir+`/a"]
 	}
 }
 
-// TestProtect: existing paths are rebound read-only, missing ones get placeholders (a
-// directory for a trailing /), directories between the grant and the path become self-binds.
+// TestProtect: existing paths are rebound read-only, missing ones are marked for placeholders (a
+// directory for a trailing /, as Mount.IsDir says), directories between the grant and the path
+// become self-binds.
 func TestProtect(t *testing.T) {
 	host := testHost(t)
 	cwd := host.Cwd

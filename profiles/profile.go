@@ -31,9 +31,9 @@ type Profile struct {
 // the working directory belongs to (see GitRules) $GIT_WORK_TREE (its top level), $GIT_DIR (its
 // git directory) and $GIT_COMMON_DIR (the shared git directory, which holds $GIT_DIR; they
 // differ in a linked worktree), all unset outside a repository; a trailing ? marks an optional
-// path (dropped when missing, or when a variable in it is unset,
-// instead of an error). For protect, a trailing / (before any ?) marks a directory: a missing
-// protected path gets a placeholder of that kind.
+// path (dropped when missing, or when a variable in it is unset, instead of an error). For
+// protect, a trailing / (before any ?) marks a directory, as the plan says (Mount.IsDir); a
+// missing protected path gets a placeholder, a socket, either way.
 //
 // Paths are compared physically: every path is resolved on the host (symlinks followed) before
 // anything is compared, and every mount sits at its physical path; a symlink a grant was named

@@ -46,6 +46,11 @@ func explainOne(t *testing.T, dir string, args []string, script string, want ...
 
 func TestExplainWriteDenials(t *testing.T) {
 	proj, outside := project(t)
+	// An editor settings directory of the user's own: protected read-only as it is (a missing one
+	// gets a socket placeholder, which nothing can cd into).
+	if err := os.Mkdir(filepath.Join(proj, ".vscode"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name, script string
 		want         []string

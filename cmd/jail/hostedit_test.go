@@ -15,7 +15,7 @@ import (
 
 // TestProtectionsHoldWhileTheHostEdits: while a sandbox keeps trying to write protected paths,
 // the host replaces or removes them as people and tools do (`git config`, which writes
-// .git/config by lock file and rename; `mv` of a new .envrc over the old; `rmdir` of the
+// .git/config by lock file and rename; `mv` of a new .envrc over the old; `rm` of the
 // .vscode placeholder). The kernel drops a protection's mount in the sandbox when the host does
 // that; jail's pid 1 sees it happen and stops the sandbox (exit 125) with a line naming the path
 // and what is there now, on stderr or in --report. Afterwards the host's own git runs no planted
@@ -33,7 +33,7 @@ func TestProtectionsHoldWhileTheHostEdits(t *testing.T) {
 		{"git config", "", hostGitConfig, ".git/config", false},
 		{"git config, reported", "", hostGitConfig, ".git/config", true},
 		{"mv over .envrc", "echo 'export SAFE=1' >.envrc", "echo 'export NEW=1' >e.new && mv e.new .envrc", ".envrc", false},
-		{"rmdir placeholder", "", "rmdir .vscode", ".vscode", false},
+		{"rm of the .vscode placeholder", "", "rm .vscode", ".vscode", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			proj, _ := project(t)

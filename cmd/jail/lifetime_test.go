@@ -112,7 +112,7 @@ func hostView(t *testing.T, dir string) string {
 func TestPlaceholdersLeaveNoTrace(t *testing.T) {
 	proj, _ := project(t)
 	before := hostView(t, proj)
-	out, errOut, code := runJailIn(t, proj, "", "--", "sh", "-c", "test -d .vscode && test -d .mcp.json && echo masked")
+	out, errOut, code := runJailIn(t, proj, "", "--", "sh", "-c", "test -S .vscode && test -S .mcp.json && echo masked")
 	if code != 0 || out != "masked\n" {
 		t.Fatalf("inside: %q (exit %d, %s); want the missing protected paths masked", out, code, errOut)
 	}
@@ -218,7 +218,7 @@ func (l *longSandbox) finish(t *testing.T) string {
 func TestPlaceholdersUnderConcurrentRuns(t *testing.T) {
 	proj, _ := project(t)
 	before := hostView(t, proj)
-	check := `test -d .vscode && test -d .mcp.json && ! mkdir .vscode/x 2>/dev/null && ! touch .gitmodules/x 2>/dev/null`
+	check := `test -S .vscode && test -S .mcp.json && ! mkdir .vscode/x 2>/dev/null && ! touch .gitmodules/x 2>/dev/null`
 	for round := range 8 {
 		errs := make(chan string, 3)
 		for range 3 {

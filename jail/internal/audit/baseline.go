@@ -4,14 +4,15 @@
 // prevents nothing — code the agent writes is code the user will run — but makes none of it
 // invisible.
 //
-// Cost, for a run that writes nothing: before the sandbox can write, the host notes the time and
-// walks the writable grants once, in the background, listing the sentinels: every directory git
-// looks into (a file made, renamed or linked there changes its ctime), every ignored file and
-// everything in an ignored directory (an in-place change there changes only the file's ctime),
-// the ignore files themselves, and the auto-run files that exist. At the end, one statx per
-// sentinel (in C, in jail's waiter, when the host has left) says whether any ctime moved past the
-// start; ctime is the kernel's, which the sandbox cannot set back. Only then does the precise
-// pass run (in Go: the host, or jail re-executed by the waiter as jail-audit).
+// Cost, for a run that writes nothing: before the command starts, the host walks the writable
+// grants once, while init builds the sandbox, and notes the sentinels with their inode and ctime:
+// every directory git looks into, with the names it holds (a file made, renamed or linked there
+// changes its ctime), every ignored file and everything in an ignored directory (a change in
+// place moves only the file's ctime), the ignore files, and the auto-run files that exist. At the
+// end, one statx per sentinel (in C, in jail's waiter, when the host has left) says whether any
+// moved; ctime is the kernel's, which the sandbox cannot set back. Only then does the precise
+// pass run (in Go: the host, or jail re-executed by the waiter as jail-audit): the new names in a
+// directory that changed, the files that changed in place.
 package audit
 
 import (
@@ -32,63 +33,81 @@ const maxSentinels = 50_000
 
 // Baseline is what the end of a run is compared with.
 type Baseline struct {
-	Start        unix.Timespec            // CLOCK_REALTIME_COARSE when the run began: ctimes come from it
-	Touched      map[string]unix.Timespec // what the host changed, and its ctime then
-	Grants       []string                 // the writable grants, physical paths
-	Home, Config string                   // the user's home and config directory (global git excludes)
-	Sentinels    []string                 // see the package comment
-	Partial      bool                     // maxSentinels was reached
+	Grants       []string   // the writable grants, physical paths
+	Home, Config string     // the user's home and config directory (global git excludes)
+	Sentinels    []Sentinel // see the package comment
+	Partial      bool       // maxSentinels was reached
+	// Start is CLOCK_REALTIME_COARSE at Begin, no later than any ctime set after: once an ignore
+	// file changed, the files changed since are looked for by it.
+	Start stamp
 }
 
-// Begin notes the start of a run writing to grants. Call it before the sandbox can write, once
-// the host has made what it makes there (touched: the placeholders it made and the directories
-// it made them in).
-// ctimes are taken from a coarse clock, never later than CLOCK_REALTIME_COARSE: a file counts as
-// changed when its ctime is at or past the start, except a touched directory, which counts only
-// past its ctime now, so that the host's own changes are not the run's. (Looking at it now makes
-// its next change fine-grained, on kernels from 6.13: on older ones, a change the sandbox makes
-// to it within the same clock tick is missed.)
-func Begin(grants, touched []string, home, config string) *Baseline {
-	b := &Baseline{Grants: grants, Home: home, Config: config, Touched: map[string]unix.Timespec{}}
-	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &b.Start)
-	for _, d := range touched {
-		var st unix.Statx_t
-		if unix.Statx(unix.AT_FDCWD, d, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME, &st) == nil {
-			b.Touched[d] = unix.Timespec{Sec: st.Ctime.Sec, Nsec: int64(st.Ctime.Nsec) + 1}
-		}
+// Sentinel is a path as the walk saw it: its inode and ctime, and for a directory the names it
+// held.
+type Sentinel struct {
+	Path  string
+	Ino   uint64
+	Ctime stamp
+	Dir   bool
+	Names []string
+}
+
+// stamp is a ctime.
+type stamp struct {
+	sec  int64
+	nsec uint32
+}
+
+// identity is p's inode and ctime, with whether it is a directory; ok is false when p is gone.
+func identity(p string) (ino uint64, ctime stamp, dir, ok bool) {
+	var st unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_CTIME|unix.STATX_TYPE, &st) != nil {
+		return 0, stamp{}, false, false
 	}
+	return st.Ino, stamp{st.Ctime.Sec, st.Ctime.Nsec}, st.Mode&unix.S_IFMT == unix.S_IFDIR, true
+}
+
+// Begin begins the baseline of a run writing to grants.
+func Begin(grants []string, home, config string) *Baseline {
+	b := &Baseline{Grants: grants, Home: home, Config: config}
+	var now unix.Timespec
+	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &now)
+	b.Start = stamp{now.Sec, uint32(now.Nsec)}
 	return b
 }
 
-// before says t is earlier than start.
-func before(t unix.StatxTimestamp, start unix.Timespec) bool {
-	return t.Sec < start.Sec || t.Sec == start.Sec && int64(t.Nsec) < start.Nsec
-}
-
-// Walk lists the sentinels. It may run while the sandbox runs: what changes meanwhile has a ctime
-// past Start either way. It reads again only the directories whose ctime changed since a run
-// walked them last (cache.go).
+// Walk notes the sentinels. Finish it before the command starts: a sentinel is compared with
+// what the walk saw. It lists again only the directories whose ctime moved since a run walked
+// them last (cache.go). A file's change within the same clock tick as its last change before
+// the walk keeps its ctime on kernels before 6.13; from 6.13 the walk's statx makes the next
+// change's ctime fine-grained.
 func (b *Baseline) Walk() {
 	for _, g := range b.Grants {
 		t := findTree(g, b.Home, b.Config)
 		w := newWalker(b, t, g)
-		switch {
-		case t.gitDirItself:
-			w.visit(filepath.Join(g, "info"), true)
-		case t.ig == nil:
-			w.visit(g, true) // outside a repository: git shows none of it
-		case g != t.ig.top && t.ig.ignoredPath(t.ig.rel(g), true) != "":
-			w.visit(g, true) // the grant lies in an ignored directory
-		default:
-			w.visit(g, false)
-		}
+		w.start()
 		if w.stale { // an ignore file appeared where the cache did not know one: walk afresh
 			b.Sentinels = b.Sentinels[:w.from]
 			w = newWalker(b, t, g)
 			w.cache = nil
-			w.visit(g, false)
+			w.start()
 		}
 		w.save()
+	}
+}
+
+// start visits the grant, as what git sees of it says.
+func (w *walker) start() {
+	t, g := w.t, w.grant
+	switch {
+	case t.gitDirItself:
+		w.visit(filepath.Join(g, "info"), true)
+	case t.ig == nil:
+		w.visit(g, true) // outside a repository: git shows none of it
+	case g != t.ig.top && t.ig.ignoredPath(t.ig.rel(g), true) != "":
+		w.visit(g, true) // the grant lies in an ignored directory
+	default:
+		w.visit(g, false)
 	}
 }
 
@@ -140,12 +159,12 @@ func exists(p string) bool {
 }
 
 // add adds one sentinel, up to maxSentinels.
-func (b *Baseline) add(p string) {
+func (b *Baseline) add(s Sentinel) {
 	if len(b.Sentinels) >= maxSentinels {
 		b.Partial = true
 		return
 	}
-	b.Sentinels = append(b.Sentinels, p)
+	b.Sentinels = append(b.Sentinels, s)
 }
 
 // autoRun says what runs p unasked, p relative to the grant it lies in.
@@ -176,14 +195,14 @@ func (ig *ignore) rel(p string) string {
 }
 
 // Encode is the baseline as jail's waiter reads it (spawn/audit.c): Start (seconds, then
-// nanoseconds, int64), then entries, each a kind byte and a NUL-ended path: 'S' a sentinel,
-// 'G' a grant, 'H' the home, 'C' the config directory, 'P' partial (no path), 'T' a touched
-// directory ("SEC NSEC PATH": it counts as changed from that ctime on).
+// nanoseconds, int64), then entries, each a kind byte and NUL-ended text: 'S' a sentinel file and
+// 'D' a sentinel directory ("INO SEC NSEC PATH"), each 'D' followed by its names ('n' NAME);
+// 'G' a grant, 'H' the home, 'C' the config directory, 'P' partial (no text).
 func (b *Baseline) Encode() []byte {
-	out := binary.NativeEndian.AppendUint64(nil, uint64(b.Start.Sec))
-	out = binary.NativeEndian.AppendUint64(out, uint64(b.Start.Nsec))
-	entry := func(kind byte, p string) {
-		out = append(append(append(out, kind), p...), 0)
+	out := binary.NativeEndian.AppendUint64(nil, uint64(b.Start.sec))
+	out = binary.NativeEndian.AppendUint64(out, uint64(b.Start.nsec))
+	entry := func(kind byte, text string) {
+		out = append(append(append(out, kind), text...), 0)
 	}
 	for _, g := range b.Grants {
 		entry('G', g)
@@ -194,10 +213,15 @@ func (b *Baseline) Encode() []byte {
 		entry('P', "")
 	}
 	for _, s := range b.Sentinels {
-		if t, ok := b.Touched[s]; ok {
-			entry('T', strconv.FormatInt(t.Sec, 10)+" "+strconv.FormatInt(t.Nsec, 10)+" "+s)
-		} else {
-			entry('S', s)
+		id := strconv.FormatUint(s.Ino, 10) + " " + strconv.FormatInt(s.Ctime.sec, 10) + " " +
+			strconv.FormatUint(uint64(s.Ctime.nsec), 10) + " " + s.Path
+		if !s.Dir {
+			entry('S', id)
+			continue
+		}
+		entry('D', id)
+		for _, n := range s.Names {
+			entry('n', n)
 		}
 	}
 	return out
@@ -208,34 +232,38 @@ func Decode(data []byte) (*Baseline, error) {
 	if len(data) < 16 {
 		return nil, errors.New("audit baseline: too short")
 	}
-	b := &Baseline{Touched: map[string]unix.Timespec{}}
-	b.Start.Sec = int64(binary.NativeEndian.Uint64(data))
-	b.Start.Nsec = int64(binary.NativeEndian.Uint64(data[8:]))
+	b := &Baseline{Start: stamp{int64(binary.NativeEndian.Uint64(data)), uint32(binary.NativeEndian.Uint64(data[8:]))}}
 	for rest := data[16:]; len(rest) > 1; {
 		end := strings.IndexByte(string(rest), 0)
 		if end < 1 {
 			return nil, errors.New("audit baseline: an entry without its end")
 		}
-		kind, p := rest[0], string(rest[1:end])
+		kind, text := rest[0], string(rest[1:end])
 		rest = rest[end+1:]
 		switch kind {
-		case 'S':
-			b.Sentinels = append(b.Sentinels, p)
+		case 'S', 'D':
+			f := strings.SplitN(text, " ", 4)
+			if len(f) != 4 {
+				return nil, errors.New("audit baseline: a sentinel without its identity")
+			}
+			ino, _ := strconv.ParseUint(f[0], 10, 64)
+			sec, _ := strconv.ParseInt(f[1], 10, 64)
+			nsec, _ := strconv.ParseUint(f[2], 10, 32)
+			b.Sentinels = append(b.Sentinels, Sentinel{Path: f[3], Ino: ino, Ctime: stamp{sec, uint32(nsec)}, Dir: kind == 'D'})
+		case 'n':
+			if len(b.Sentinels) == 0 {
+				return nil, errors.New("audit baseline: a name before its directory")
+			}
+			last := &b.Sentinels[len(b.Sentinels)-1]
+			last.Names = append(last.Names, text)
 		case 'G':
-			b.Grants = append(b.Grants, p)
+			b.Grants = append(b.Grants, text)
 		case 'H':
-			b.Home = p
+			b.Home = text
 		case 'C':
-			b.Config = p
+			b.Config = text
 		case 'P':
 			b.Partial = true
-		case 'T':
-			sec, rest, _ := strings.Cut(p, " ")
-			nsec, d, _ := strings.Cut(rest, " ")
-			s, _ := strconv.ParseInt(sec, 10, 64)
-			n, _ := strconv.ParseInt(nsec, 10, 64)
-			b.Touched[d] = unix.Timespec{Sec: s, Nsec: n}
-			b.Sentinels = append(b.Sentinels, d)
 		}
 	}
 	return b, nil

@@ -19,12 +19,14 @@ import (
 // kept in jail's state directory (package state), with the ignore files' ctimes: one that
 // changed makes git ignore other things, and the whole walk is done afresh.
 
-// dirRecord is what a walk saw of one directory: its ctime before it was listed, whether it lies
-// in an ignored tree (then all of it is a sentinel), the sentinel files in it, and its
-// subdirectories.
+// dirRecord is what a walk saw of one directory: its inode and ctime before it was listed, whether
+// it lies in an ignored tree (then all of it is a sentinel), the names it held, the sentinel
+// files in it, and its subdirectories.
 type dirRecord struct {
+	ino     uint64
 	ctime   stamp
 	ignored bool
+	names   []string
 	files   []string
 	subdirs []subdir
 }
@@ -34,18 +36,10 @@ type subdir struct {
 	ignored bool
 }
 
-// stamp is a ctime; the zero stamp stands for a file that does not exist.
-type stamp struct {
-	sec  int64
-	nsec uint32
-}
-
+// ctimeOf is p's ctime; ok is false when p is gone (the ignore files' record: gone is a state).
 func ctimeOf(p string) (stamp, bool) {
-	var st unix.Statx_t
-	if unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME, &st) != nil {
-		return stamp{}, false
-	}
-	return stamp{st.Ctime.Sec, st.Ctime.Nsec}, true
+	_, ct, _, ok := identity(p)
+	return ct, ok
 }
 
 // walker walks one grant for a baseline, from its cache.
@@ -61,7 +55,7 @@ type walker struct {
 }
 
 type walkCache struct {
-	ignores map[string]stamp // every ignore file read, by path
+	ignores map[string]stamp // every ignore file read, by path (zero: missing)
 	dirs    map[string]*dirRecord
 }
 
@@ -86,24 +80,27 @@ func newWalker(b *Baseline, t tree, grant string) *walker {
 	return w
 }
 
-// visit adds the sentinels of dir: itself, and, in an ignored tree, everything in it; elsewhere
-// its ignored files and directories, its ignore file and what runs unasked.
+// visit adds the sentinels of dir: itself, with its names, and, in an ignored tree, everything in
+// it; elsewhere its ignored files and directories, its ignore file and what runs unasked.
 func (w *walker) visit(dir string, ignored bool) {
-	ct, ok := ctimeOf(dir)
-	if !ok || w.b.Partial {
+	ino, ct, isDir, ok := identity(dir)
+	if !ok || !isDir || w.b.Partial {
 		return
 	}
-	w.b.add(dir)
 	r := w.cache.dir(dir)
-	if r == nil || r.ctime != ct || r.ignored != ignored {
+	if r == nil || r.ino != ino || r.ctime != ct || r.ignored != ignored {
 		w.changed = true
-		if r = w.list(dir, ct, ignored); r == nil {
+		if r = w.list(dir, ino, ct, ignored); r == nil {
 			return
 		}
 	}
 	w.seen.dirs[dir] = r
+	w.b.add(Sentinel{Path: dir, Ino: ino, Ctime: ct, Dir: true, Names: r.names})
 	for _, f := range r.files {
-		w.b.add(filepath.Join(dir, f))
+		p := filepath.Join(dir, f)
+		if ino, ct, _, ok := identity(p); ok {
+			w.b.add(Sentinel{Path: p, Ino: ino, Ctime: ct})
+		}
 	}
 	for _, d := range r.subdirs {
 		w.visit(filepath.Join(dir, d.name), d.ignored)
@@ -111,12 +108,12 @@ func (w *walker) visit(dir string, ignored bool) {
 }
 
 // list reads dir afresh.
-func (w *walker) list(dir string, ct stamp, ignored bool) *dirRecord {
+func (w *walker) list(dir string, ino uint64, ct stamp, ignored bool) *dirRecord {
 	entries, err := readDir(dir)
 	if err != nil {
 		return nil
 	}
-	r := &dirRecord{ctime: ct, ignored: ignored}
+	r := &dirRecord{ino: ino, ctime: ct, ignored: ignored}
 	ig := w.t.ig
 	if !ignored {
 		gitignore := filepath.Join(dir, ".gitignore")
@@ -132,6 +129,7 @@ func (w *walker) list(dir string, ct stamp, ignored bool) *dirRecord {
 	}
 	for _, e := range entries {
 		name, p := e.Name(), filepath.Join(dir, e.Name())
+		r.names = append(r.names, name)
 		switch {
 		case name == ".git" && !ignored:
 			if e.IsDir() { // only info/ of git's own files hides or runs anything
@@ -173,10 +171,11 @@ func cacheFile(grant string) string {
 	return "audit-" + strconv.FormatUint(h.Sum64(), 16)
 }
 
-// The cache file: "jail-audit 1", the grant, then records, every field NUL-ended (paths may hold
-// any byte but NUL): "I" path sec nsec for an ignore file; "D" path sec nsec ignored for a
-// directory, followed by its "F" name files and "S" name ignored subdirectories.
-const cacheMagic = "jail-audit 1"
+// The cache file: "jail-audit 2", the grant, then records, every field NUL-ended (paths may hold
+// any byte but NUL): "I" path sec nsec for an ignore file; "D" path ino sec nsec ignored for a
+// directory, followed by its "N" name names, "F" name sentinel files and "S" name ignored
+// subdirectories.
+const cacheMagic = "jail-audit 2"
 
 // minCachedDirs is the fewest directories a grant's walk is kept for: below it, listing them
 // again costs about what reading the cache would, and nothing need be left behind.
@@ -207,7 +206,10 @@ func (w *walker) save() {
 		field("I", p, num(st.sec), num(int64(st.nsec)))
 	}
 	for p, r := range w.seen.dirs {
-		field("D", p, num(r.ctime.sec), num(int64(r.ctime.nsec)), flag(r.ignored))
+		field("D", p, strconv.FormatUint(r.ino, 10), num(r.ctime.sec), num(int64(r.ctime.nsec)), flag(r.ignored))
+		for _, n := range r.names {
+			field("N", n)
+		}
 		for _, f := range r.files {
 			field("F", f)
 		}
@@ -256,7 +258,7 @@ func loadCache(grant string) *walkCache {
 	c := &walkCache{ignores: map[string]stamp{}, dirs: map[string]*dirRecord{}}
 	var cur *dirRecord
 	for i := 2; i < len(fields)-1; {
-		need := map[string]int{"I": 4, "D": 5, "F": 2, "S": 3}[fields[i]]
+		need := map[string]int{"I": 4, "D": 6, "N": 2, "F": 2, "S": 3}[fields[i]]
 		if need == 0 || i+need > len(fields)-1 {
 			return nil
 		}
@@ -266,8 +268,14 @@ func loadCache(grant string) *walkCache {
 		case "I":
 			c.ignores[f[1]] = parseStamp(f[2], f[3])
 		case "D":
-			cur = &dirRecord{ctime: parseStamp(f[2], f[3]), ignored: f[4] == "1"}
+			ino, _ := strconv.ParseUint(f[2], 10, 64)
+			cur = &dirRecord{ino: ino, ctime: parseStamp(f[3], f[4]), ignored: f[5] == "1"}
 			c.dirs[f[1]] = cur
+		case "N":
+			if cur == nil {
+				return nil
+			}
+			cur.names = append(cur.names, f[1])
 		case "F":
 			if cur == nil {
 				return nil

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // Finding is one file the run wrote where the user will not see it.
@@ -24,50 +22,43 @@ type Finding struct {
 	Under string `json:"-"`
 }
 
-// Changed says whether any sentinel's ctime reached the run's start: only then is there anything
-// to find (spawn/audit.c asks the same in C).
+// Changed says whether any sentinel is not what the walk saw: only then is there anything to
+// find (spawn/audit.c asks the same in C). A sentinel gone is nothing to list.
 func (b *Baseline) Changed() bool {
 	for _, s := range b.Sentinels {
-		if b.newer(s) {
+		if s.moved() {
 			return true
 		}
 	}
 	return false
 }
 
-// newer says whether p's ctime is at or past the start (past the host's own change, for a
-// directory it touched).
-func (b *Baseline) newer(p string) bool {
-	var st unix.Statx_t
-	if unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME, &st) != nil {
-		return false
-	}
-	since, ok := b.Touched[p]
-	if !ok {
-		since = b.Start
-	}
-	return !before(st.Ctime, since)
+// moved says whether s is still there, but another inode or with another ctime.
+func (s *Sentinel) moved() bool {
+	ino, ct, _, ok := identity(s.Path)
+	return ok && (ino != s.Ino || ct != s.Ctime)
 }
 
-// Findings lists the files written since the start that git does not show or that run unasked,
-// sorted by path. A changed directory is looked into (a file made or moved there); a changed
-// ignore file means what git shows changed too: the grant is then looked at whole.
+// Findings lists the files written since the walk that git does not show or that run unasked,
+// sorted by path: new names in a directory that moved (everything beneath a new directory), and
+// files that moved. A changed ignore file means git shows other things than it did: the grants
+// are then looked at whole, for files changed since Begin.
 func (b *Baseline) Findings() []Finding {
 	written := map[string]bool{}
 	for _, s := range b.Sentinels {
-		if !b.newer(s) {
+		if !s.moved() {
 			continue
 		}
-		if isDir(s) {
-			b.scan(s, written)
+		if s.Dir && isDir(s.Path) {
+			b.scanNew(s, written)
 		} else {
-			written[s] = true
+			written[s.Path] = true
 		}
 	}
 	for p := range written {
 		if base := filepath.Base(p); base == ".gitignore" || strings.HasSuffix(p, "/info/exclude") {
 			for _, g := range b.Grants {
-				b.scanAll(g, written)
+				b.scanSince(g, written)
 			}
 			break
 		}
@@ -130,29 +121,37 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// scan records the entries of dir changed since the start, and looks into its changed
-// directories (new ones, or ones with entries made or moved). Git's own directory is skipped
-// (its info/ is a sentinel of its own).
-func (b *Baseline) scan(dir string, written map[string]bool) {
-	entries, err := readDir(dir)
+// scanNew records the names in s, a directory that moved, that it did not hold at the walk,
+// and everything beneath the new directories among them. (Git's own directory is skipped: its
+// info/ is a sentinel of its own.)
+func (b *Baseline) scanNew(s Sentinel, written map[string]bool) {
+	entries, err := readDir(s.Path)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		if e.Name() == ".git" || !b.newer(p) {
+		if e.Name() == ".git" || slices.Contains(s.Names, e.Name()) {
 			continue
 		}
+		p := filepath.Join(s.Path, e.Name())
 		if e.IsDir() {
-			b.scan(p, written)
+			b.scanAll(p, written, nil)
 		} else {
 			written[p] = true
 		}
 	}
 }
 
-// scanAll records every file beneath dir changed since the start.
-func (b *Baseline) scanAll(dir string, written map[string]bool) {
+// scanSince records every file beneath the grant g changed since Begin.
+func (b *Baseline) scanSince(g string, written map[string]bool) {
+	b.scanAll(g, written, func(p string) bool {
+		_, ct, _, ok := identity(p)
+		return ok && (ct.sec > b.Start.sec || ct.sec == b.Start.sec && ct.nsec >= b.Start.nsec)
+	})
+}
+
+// scanAll records every file beneath dir that keep takes (nil: every one).
+func (b *Baseline) scanAll(dir string, written map[string]bool, keep func(string) bool) {
 	entries, err := readDir(dir)
 	if err != nil {
 		return
@@ -162,8 +161,8 @@ func (b *Baseline) scanAll(dir string, written map[string]bool) {
 		switch {
 		case e.Name() == ".git":
 		case e.IsDir():
-			b.scanAll(p, written)
-		case b.newer(p):
+			b.scanAll(p, written, keep)
+		case keep == nil || keep(p):
 			written[p] = true
 		}
 	}

@@ -1,10 +1,15 @@
-// Package placeholder makes the empty files and directories that protections of missing paths
-// sit on, and holds them for one run, so that jail leaves nothing in the user's tree once the
-// last sandbox using them has ended.
+// Package placeholder makes the placeholders that protections of missing paths sit on, and holds
+// them for one run, so that jail leaves nothing in the user's tree once the last sandbox using
+// them has ended.
 //
 // A protected path that does not exist yet (.envrc, .vscode) must still be masked, or the
-// sandbox could create it, and a mount needs an inode to sit on: the host makes an empty
-// placeholder there before the sandbox's setup binds it read-only onto itself. Two sandboxes
+// sandbox could create it, and a mount needs an inode to sit on: the host makes a placeholder
+// there before the sandbox's setup binds it read-only onto itself. A placeholder is a socket
+// inode (mknod S_IFSOCK): git lists no socket, so `git status` shows none, inside the sandbox or
+// out; nothing can open one (ENXIO), write it, or make anything beneath it (ENOTDIR); and it has
+// no data block, so making and removing it costs a few microseconds where a directory cost
+// milliseconds on a busy ext4 (freeing its block). Only the directories pinned above a protected
+// path (self-binds) are directories. Two sandboxes
 // may run in one directory, and removing a placeholder that another sandbox's protection sits on
 // would unmask it there (the kernel detaches a mount in every other namespace when its
 // mountpoint is removed). So placeholders are shared, under a lock per directory:
@@ -16,7 +21,7 @@
 //     makes the missing ones and records them, and holds it until its sandbox is gone: the host
 //     holds it, and hands it to jail's waiter when it leaves early;
 //   - at the end, whoever gets it exclusively without waiting (no other run holds it) removes
-//     every recorded placeholder that is still jail's (same inode and birth time, still empty),
+//     every recorded placeholder that is still jail's (same inode and birth time, of its kind),
 //     then the record file (spawn.ReleasePlaceholders, in C, for the waiter).
 //
 // A run killed before its end leaves its placeholders and records; the next run in that
@@ -29,7 +34,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,15 +49,14 @@ import (
 // (locked shared) and the directory it records, for each directory that holds a protected path,
 // shallowest first. The zero Claim holds nothing.
 type Claim struct {
-	files   []*os.File
-	touched []string // the placeholders made, and the directories they were made in
+	files []*os.File
 }
 
 // Take makes every protected path of mounts exist, as a placeholder where it is missing, and
 // returns the hold on them. A protected path, or a directory pinned above one (a self-bind),
-// that is missing now is made as the plan says (a directory or an empty file), even when it
-// existed at resolution: the run that made it may have ended since and removed it. Beneath an
-// overlay the tree is not written at all: setup makes those in the overlay's own layer.
+// that is missing now is made (a socket, or a directory for a self-bind), even when it existed
+// at resolution: the run that made it may have ended since and removed it. Beneath an overlay
+// the tree is not written at all: setup makes those in the overlay's own layer.
 func Take(mounts []plan.Mount) (*Claim, error) {
 	c := &Claim{}
 	var stateDir *os.File
@@ -82,17 +85,12 @@ func Take(mounts []plan.Mount) (*Claim, error) {
 			dirs[parent] = i
 			c.files = append(c.files, lock, dir)
 		}
-		made, err := make1(c.files[i], c.files[i+1], name, m.IsDir)
+		err := make1(c.files[i], c.files[i+1], name, m.Kind == plan.MountBind)
 		if err != nil {
 			c.Release()
 			return nil, fmt.Errorf("placeholder %s: %w", m.Target, err)
 		}
-		if made && !slices.Contains(c.touched, parent) {
-			c.touched = append(c.touched, parent)
-		}
-		if made {
-			c.touched = append(c.touched, m.Target)
-		}
+
 	}
 	return c, nil
 }
@@ -114,15 +112,6 @@ func (c *Claim) Files() []*os.File {
 		return nil
 	}
 	return c.files
-}
-
-// Touched are the placeholders this run made and the directories it made them in: what the
-// host itself changed. Nil-safe.
-func (c *Claim) Touched() []string {
-	if c == nil {
-		return nil
-	}
-	return c.touched
 }
 
 // Release ends the hold once the sandbox is gone (spawn.ReleasePlaceholders). Nil-safe; a
@@ -190,24 +179,24 @@ func flock(f *os.File, how int) error {
 	}
 }
 
-// make1 makes name in dir as a placeholder when it is missing, a directory or an empty file,
+// make1 makes name in dir as a placeholder when it is missing, a directory or a socket,
 // recorded in lock: announced first (an intent), then rewritten in place as made, so that a run
 // killed in between leaves a record the next run can still act on. One that exists (the user's,
 // or another run's placeholder) is protected as it is.
-func make1(lock, dir *os.File, name string, isDir bool) (made bool, err error) {
+func make1(lock, dir *os.File, name string, isDir bool) error {
 	var st unix.Stat_t
 	if unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		return false, nil
+		return nil
 	}
 	rec := spawn.PlaceholderRecord{IntentNs: time.Now().UnixNano(), Dir: isDir, Name: name}
 	off, err := appendRecord(lock, rec.Bytes())
 	if err != nil {
-		return false, err
+		return err
 	}
 	if isDir {
 		err = unix.Mkdirat(int(dir.Fd()), name, 0o755)
 	} else {
-		err = unix.Mknodat(int(dir.Fd()), name, unix.S_IFREG|0o644, 0)
+		err = unix.Mknodat(int(dir.Fd()), name, unix.S_IFSOCK|0o644, 0)
 	}
 	var stx unix.Statx_t
 	if err == nil {
@@ -227,7 +216,7 @@ func make1(lock, dir *os.File, name string, isDir bool) (made bool, err error) {
 	if werr := rewriteRecord(lock, off, rec.Bytes()); err == nil {
 		err = werr
 	}
-	return rec.State == spawn.PlaceholderMade, err
+	return err
 }
 
 // appendRecord appends b to the record file lock in one write (O_APPEND: other runs holding the

@@ -37,31 +37,41 @@ func stateEmpty(t *testing.T) bool {
 }
 
 // TestReleaseRemovesOnlyWhatIsStillJails: at the end, a placeholder is removed only while it is
-// the empty file or directory jail made: not once the user replaced it, nor once something
-// was written into it.
+// the socket or empty directory jail made: not once the user replaced it with a file or a
+// directory of their own, nor a pinned directory the sandbox wrote into.
 func TestReleaseRemovesOnlyWhatIsStillJails(t *testing.T) {
 	dir := setup(t)
-	mounts := []plan.Mount{protect(dir, ".a", true), protect(dir, ".b", false), protect(dir, ".c", true), protect(dir, ".d", false)}
+	pin := filepath.Join(dir, ".d")
+	mounts := []plan.Mount{protect(dir, ".a", true), protect(dir, ".b", false), protect(dir, ".c", true),
+		{Kind: plan.MountBind, Source: pin, Target: pin, IsDir: true, Create: true}, protect(pin, "e", true),
+		{Kind: plan.MountBind, Source: pin + "2", Target: pin + "2", IsDir: true, Create: true}, protect(pin+"2", "f", false)}
 	held, err := Take(mounts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range mounts {
-		if !exists(m.Target) {
-			t.Fatalf("%s was not made", m.Target)
+		if st, err := os.Lstat(m.Target); err != nil || (m.Kind == plan.MountBind) != st.IsDir() ||
+			m.Kind == plan.MountProtect && st.Mode()&os.ModeSocket == 0 {
+			t.Fatalf("%s: %v %v: want a socket, or a directory for a pinned one", m.Target, st, err)
 		}
 	}
-	// The user's own .b (another inode), a file in .c, a byte in .d.
-	if err := os.Remove(filepath.Join(dir, ".b")); err != nil {
-		t.Fatal(err)
-	}
-	for p, text := range map[string]string{".b": "", ".c/keep": "x", ".d": "y"} {
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644); err != nil {
+	// The user's own .b (another inode) and .c (a directory); a file in the pinned .d2.
+	for _, p := range []string{".b", ".c"} {
+		if err := os.Remove(filepath.Join(dir, p)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if err := os.WriteFile(filepath.Join(dir, ".b"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".c"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pin+"2", "keep"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	held.Release()
-	for name, want := range map[string]bool{".a": false, ".b": true, ".c/keep": true, ".d": true} {
+	for name, want := range map[string]bool{".a": false, ".b": true, ".c": true, ".d": false, ".d2/f": false, ".d2/keep": true} {
 		if got := exists(filepath.Join(dir, name)); got != want {
 			t.Errorf("%s exists: %v, want %v", name, got, want)
 		}

@@ -20,26 +20,20 @@ int jail_audit_changed(int fd) {
 	const char *data = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (data == MAP_FAILED)
 		return 1; // cannot tell: let the audit look
-	int64_t sec, nsec;
-	memcpy(&sec, data, sizeof sec);
-	memcpy(&nsec, data + 8, sizeof nsec);
 	int changed = 0;
 	for (const char *p = data + 16, *end = data + st.st_size; !changed && p < end;) {
 		const char *nul = memchr(p, 0, end - p);
 		if (nul == NULL)
 			break;
-		struct statx sx;
-		const char *path = p + 1;
-		int64_t since_sec = sec, since_nsec = nsec;
-		if (*p == 'T') { // a directory the host touched: "SEC NSEC PATH", changed from that ctime on
-			char *rest;
-			since_sec = strtoll(path, &rest, 10);
-			since_nsec = strtoll(rest, &rest, 10);
-			path = rest + 1;
+		if (*p == 'S' || *p == 'D') { // "INO SEC NSEC PATH": moved when it is there but not so
+			char *path;
+			unsigned long long ino = strtoull(p + 1, &path, 10);
+			long long sec = strtoll(path, &path, 10);
+			long long nsec = strtoll(path, &path, 10);
+			struct statx sx;
+			if (*path == ' ' && statx(AT_FDCWD, path + 1, AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_CTIME, &sx) == 0)
+				changed = sx.stx_ino != ino || sx.stx_ctime.tv_sec != sec || sx.stx_ctime.tv_nsec != nsec;
 		}
-		if ((*p == 'S' || *p == 'T') && statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_CTIME, &sx) == 0)
-			changed = sx.stx_ctime.tv_sec > since_sec ||
-			          (sx.stx_ctime.tv_sec == since_sec && sx.stx_ctime.tv_nsec >= since_nsec);
 		p = nul + 1;
 	}
 	munmap((void *)data, st.st_size);

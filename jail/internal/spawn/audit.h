@@ -6,8 +6,8 @@
 // when it sees it, with the baseline on descriptor 3 and the command's status in argv[1].
 extern const char *const jail_audit_arg0;
 
-// jail_audit_changed says whether a sentinel of the baseline in the file fd (audit.Encode) has a
-// ctime at or past the run's start.
+// jail_audit_changed says whether a sentinel of the baseline in the file fd (audit.Encode) is
+// there with another inode or ctime than the walk saw.
 int jail_audit_changed(int fd);
 
 // jail_audit_exec executes jail as jail_audit_arg0 with the baseline fd as descriptor 3, to exit

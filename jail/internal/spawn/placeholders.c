@@ -14,11 +14,11 @@
 static const int64_t intent_window_ns = 10 * 1000000000LL;
 
 // still_jails says the entry name of dir is the placeholder r describes: never a file or
-// directory the user made in its place, nor one the user wrote into.
+// directory the user made in its place.
 static int still_jails(int dir, const char *name, const struct jail_placeholder_record *r) {
 	struct statx st;
 	if (r->state == JAIL_PLACEHOLDER_VOID ||
-	    statx(dir, name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_SIZE | STATX_BTIME, &st) < 0)
+	    statx(dir, name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_BTIME, &st) < 0)
 		return 0;
 	int born = st.stx_mask & STATX_BTIME;
 	int64_t btime_ns = (int64_t)st.stx_btime.tv_sec * 1000000000LL + st.stx_btime.tv_nsec;
@@ -31,7 +31,7 @@ static int still_jails(int dir, const char *name, const struct jail_placeholder_
 	} else if (born && (btime_ns < r->intent_ns - 1000000000LL || btime_ns > r->intent_ns + intent_window_ns)) {
 		return 0; // born long before or after the intent: not the one it announced
 	}
-	return r->dir ? S_ISDIR(st.stx_mode) : S_ISREG(st.stx_mode) && st.stx_size == 0;
+	return r->dir ? S_ISDIR(st.stx_mode) : S_ISSOCK(st.stx_mode); // a directory must be empty: rmdir says
 }
 
 // remove_recorded removes the placeholders the record file lock lists in dir. A directory that is

@@ -12,8 +12,8 @@
 // placeholder, as an intent (JAIL_PLACEHOLDER_INTENT, at intent_ns on CLOCK_REALTIME), and
 // rewrites it in place once made: its inode and birth time (0, 0 where the filesystem keeps
 // none), or void when the name was taken meanwhile. A run killed between the two leaves the
-// intent, which the release takes for jail's only when the entry is empty and was born within
-// moments of the intent.
+// intent, which the release takes for jail's only when the entry is of its kind (dir: an empty
+// directory, else a socket) and was born within moments of the intent.
 struct jail_placeholder_record {
 	uint64_t ino;
 	int64_t btime_sec;
@@ -28,5 +28,5 @@ enum { JAIL_PLACEHOLDER_INTENT, JAIL_PLACEHOLDER_MADE, JAIL_PLACEHOLDER_VOID };
 // record file (shared-locked) and the directory it records, for each directory, shallowest
 // first. For each directory, deepest first: when no other run holds it (an exclusive lock taken
 // without waiting), every recorded placeholder that is still jail's (same inode and birth time,
-// an empty file or directory) is removed, then the record file. The caller closes fds (n > 0).
+// a socket or an empty directory) is removed, then the record file. The caller closes fds (n > 0).
 void jail_release_placeholders(const int *fds, int n);
