@@ -98,7 +98,7 @@ C
 gcc -O2 -static -o stamp stamp.c
 gcc -O2 -o phases phases.c
 
-"$jail" -- ./stamp >/dev/null # the protected paths' placeholders, as bench/startup.sh
+"$jail" -- ./stamp >/dev/null # a first run, as bench/startup.sh
 mapfile -t bw < <("$jail" --dry-run -- true | jq -r -f "$bench/bwrap.jq")
 ./phases "${RUNS:-200}" jail "$jail" -- ./stamp :: bwrap bwrap "${bw[@]}" ./stamp >result.tsv
 printf 'runner\tstart -> command\tcommand exit -> runner exit\n'

@@ -23,7 +23,8 @@ echo "repository: $(git -C "$repo" ls-files | wc -l) files"
 cd "$repo"
 
 # bubblewrap building the sandbox of jail's plan here (the agent profile): the same mounts in
-# the same order (bwrap.jq), with the protected paths' placeholders jail's first run creates.
+# the same order (bwrap.jq). jail's placeholders for missing protected paths exist only while a
+# run lasts, so bwrap binds the protected paths that exist (--ro-bind-try) and no more.
 "$jail" -- true
 mapfile -t bw < <("$jail" --dry-run -- true | jq -r -f "$bench/bwrap.jq")
 bw=(bwrap "${bw[@]}")
