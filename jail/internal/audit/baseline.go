@@ -199,7 +199,18 @@ func (ig *ignore) rel(p string) string {
 // 'D' a sentinel directory ("INO SEC NSEC PATH"), each 'D' followed by its names ('n' NAME);
 // 'G' a grant, 'H' the home, 'C' the config directory, 'P' partial (no text).
 func (b *Baseline) Encode() []byte {
-	out := binary.NativeEndian.AppendUint64(nil, uint64(b.Start.sec))
+	size := 16 + len(b.Home) + len(b.Config) + 8
+	for _, g := range b.Grants {
+		size += len(g) + 2
+	}
+	for _, s := range b.Sentinels {
+		size += len(s.Path) + 48
+		for _, n := range s.Names {
+			size += len(n) + 2
+		}
+	}
+	out := make([]byte, 0, size)
+	out = binary.NativeEndian.AppendUint64(out, uint64(b.Start.sec))
 	out = binary.NativeEndian.AppendUint64(out, uint64(b.Start.nsec))
 	entry := func(kind byte, text string) {
 		out = append(append(append(out, kind), text...), 0)
@@ -213,13 +224,17 @@ func (b *Baseline) Encode() []byte {
 		entry('P', "")
 	}
 	for _, s := range b.Sentinels {
-		id := strconv.FormatUint(s.Ino, 10) + " " + strconv.FormatInt(s.Ctime.sec, 10) + " " +
-			strconv.FormatUint(uint64(s.Ctime.nsec), 10) + " " + s.Path
-		if !s.Dir {
-			entry('S', id)
-			continue
+		kind := byte('S')
+		if s.Dir {
+			kind = 'D'
 		}
-		entry('D', id)
+		out = append(out, kind)
+		out = strconv.AppendUint(out, s.Ino, 10)
+		out = append(out, ' ')
+		out = strconv.AppendInt(out, s.Ctime.sec, 10)
+		out = append(out, ' ')
+		out = strconv.AppendUint(out, uint64(s.Ctime.nsec), 10)
+		out = append(append(append(out, ' '), s.Path...), 0)
 		for _, n := range s.Names {
 			entry('n', n)
 		}

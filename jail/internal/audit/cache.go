@@ -44,14 +44,14 @@ func ctimeOf(p string) (stamp, bool) {
 
 // walker walks one grant for a baseline, from its cache.
 type walker struct {
-	b       *Baseline
-	t       tree
-	grant   string
-	cache   *walkCache // what the last walk saw; nil: none
-	seen    *walkCache // what this walk sees
-	changed bool       // seen differs from cache
-	stale   bool       // an ignore file is not the cache's: start again without it
-	from    int        // len(b.Sentinels) when this grant's walk began
+	b        *Baseline
+	t        tree
+	grant    string
+	cache    *walkCache // what the last walk saw; nil: none
+	seen     *walkCache // what this walk sees
+	relisted int        // directories listed afresh, the cache's being out of date
+	stale    bool       // an ignore file is not the cache's: start again without it
+	from     int        // len(b.Sentinels) when this grant's walk began
 }
 
 type walkCache struct {
@@ -89,7 +89,7 @@ func (w *walker) visit(dir string, ignored bool) {
 	}
 	r := w.cache.dir(dir)
 	if r == nil || r.ino != ino || r.ctime != ct || r.ignored != ignored {
-		w.changed = true
+		w.relisted++
 		if r = w.list(dir, ino, ct, ignored); r == nil {
 			return
 		}
@@ -171,21 +171,29 @@ func cacheFile(grant string) string {
 	return "audit-" + strconv.FormatUint(h.Sum64(), 16)
 }
 
-// The cache file: "jail-audit 2", the grant, then records, every field NUL-ended (paths may hold
-// any byte but NUL): "I" path sec nsec for an ignore file; "D" path ino sec nsec ignored for a
-// directory, followed by its "N" name names, "F" name sentinel files and "S" name ignored
-// subdirectories.
-const cacheMagic = "jail-audit 2"
+// The cache file: "jail-audit 3", the grant, then records, every field NUL-ended (paths may hold
+// any byte but NUL): "I" path sec nsec for an ignore file; "D" path ino sec nsec ignored N F S for
+// a directory, followed by its N names, its F sentinel files and its S subdirectories (name,
+// ignored): counted, so that a directory's names are a slice of the file's fields.
+const cacheMagic = "jail-audit 3"
 
 // minCachedDirs is the fewest directories a grant's walk is kept for: below it, listing them
 // again costs about what reading the cache would, and nothing need be left behind.
 const minCachedDirs = 64
 
-// save writes what this walk saw, when it differs from what was kept (renamed into place: a
-// concurrent run reads the old or the new).
+// save writes what this walk saw, unless what was kept is close enough: a few directories listed
+// afresh at each run (the working directory, where placeholders come and go) cost less than
+// rewriting the whole walk each time. Renamed into place: a concurrent run reads the old or the
+// new.
 func (w *walker) save() {
-	if !w.changed && w.cache != nil && len(w.cache.dirs) == len(w.seen.dirs) || len(w.seen.dirs) < minCachedDirs {
+	if len(w.seen.dirs) < minCachedDirs {
 		return
+	}
+	if w.cache != nil {
+		gone := max(0, len(w.cache.dirs)-(len(w.seen.dirs)-w.relisted)) // at most
+		if (w.relisted+gone)*32 <= len(w.seen.dirs) {
+			return
+		}
 	}
 	dir, err := state.Open()
 	if err != nil {
@@ -200,21 +208,23 @@ func (w *walker) save() {
 		}
 	}
 	num := func(n int64) string { return strconv.FormatInt(n, 10) }
-	flag := func(v bool) string { return map[bool]string{false: "0", true: "1"}[v] }
+	flag := func(v bool) string {
+		if v {
+			return "1"
+		}
+		return "0"
+	}
 	field(cacheMagic, w.grant)
 	for p, st := range w.seen.ignores {
 		field("I", p, num(st.sec), num(int64(st.nsec)))
 	}
 	for p, r := range w.seen.dirs {
-		field("D", p, strconv.FormatUint(r.ino, 10), num(r.ctime.sec), num(int64(r.ctime.nsec)), flag(r.ignored))
-		for _, n := range r.names {
-			field("N", n)
-		}
-		for _, f := range r.files {
-			field("F", f)
-		}
+		field("D", p, strconv.FormatUint(r.ino, 10), num(r.ctime.sec), num(int64(r.ctime.nsec)), flag(r.ignored),
+			strconv.Itoa(len(r.names)), strconv.Itoa(len(r.files)), strconv.Itoa(len(r.subdirs)))
+		field(r.names...)
+		field(r.files...)
 		for _, d := range r.subdirs {
-			field("S", d.name, flag(d.ignored))
+			field(d.name, flag(d.ignored))
 		}
 	}
 	name := cacheFile(w.grant)
@@ -256,36 +266,45 @@ func loadCache(grant string) *walkCache {
 		return nil
 	}
 	c := &walkCache{ignores: map[string]stamp{}, dirs: map[string]*dirRecord{}}
-	var cur *dirRecord
-	for i := 2; i < len(fields)-1; {
-		need := map[string]int{"I": 4, "D": 6, "N": 2, "F": 2, "S": 3}[fields[i]]
-		if need == 0 || i+need > len(fields)-1 {
+	fields = fields[2 : len(fields)-1] // the last is what follows the last NUL
+	take := func(n int) []string {
+		if n < 0 || n > len(fields) {
 			return nil
 		}
-		f := fields[i : i+need]
-		i += need
-		switch f[0] {
+		f := fields[:n:n]
+		fields = fields[n:]
+		return f
+	}
+	for len(fields) > 0 {
+		switch fields[0] {
 		case "I":
+			f := take(4)
+			if f == nil {
+				return nil
+			}
 			c.ignores[f[1]] = parseStamp(f[2], f[3])
 		case "D":
+			f := take(9)
+			if f == nil {
+				return nil
+			}
 			ino, _ := strconv.ParseUint(f[2], 10, 64)
-			cur = &dirRecord{ino: ino, ctime: parseStamp(f[3], f[4]), ignored: f[5] == "1"}
-			c.dirs[f[1]] = cur
-		case "N":
-			if cur == nil {
+			r := &dirRecord{ino: ino, ctime: parseStamp(f[3], f[4]), ignored: f[5] == "1"}
+			nn, e1 := strconv.Atoi(f[6])
+			nf, e2 := strconv.Atoi(f[7])
+			ns, e3 := strconv.Atoi(f[8])
+			if e1 != nil || e2 != nil || e3 != nil || nn+nf+2*ns > len(fields) || nn < 0 || nf < 0 || ns < 0 {
 				return nil
 			}
-			cur.names = append(cur.names, f[1])
-		case "F":
-			if cur == nil {
-				return nil
+			r.names, r.files = take(nn), take(nf)
+			r.subdirs = make([]subdir, ns)
+			for i := range r.subdirs {
+				f := take(2)
+				r.subdirs[i] = subdir{f[0], f[1] == "1"}
 			}
-			cur.files = append(cur.files, f[1])
-		case "S":
-			if cur == nil {
-				return nil
-			}
-			cur.subdirs = append(cur.subdirs, subdir{f[1], f[2] == "1"})
+			c.dirs[f[1]] = r
+		default:
+			return nil
 		}
 	}
 	return c
