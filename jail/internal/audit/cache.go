@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"hash/fnv"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -257,8 +258,13 @@ func loadCache(grant string) *walkCache {
 	}
 	f := os.NewFile(uintptr(fd), "audit cache")
 	defer f.Close()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(f); err != nil {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return nil
+	}
+	var buf strings.Builder // read once, into a string that the records' fields are slices of
+	buf.Grow(int(st.Size) + 1)
+	if _, err := io.Copy(&buf, f); err != nil {
 		return nil
 	}
 	fields := strings.Split(buf.String(), "\x00")
