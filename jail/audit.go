@@ -23,9 +23,15 @@ type unseen struct {
 }
 
 // startAudit begins the audit of spec's writable grants, once the host has made its placeholders
-// there; nil when it has none.
+// there; nil when it has none. The caches' directory is not one: nothing on the host reads it,
+// only later sandboxes of the project (plan.Caches), and a build fills it with thousands of files.
 func startAudit(spec *plan.Spec) *unseen {
 	grants := writableGrants(spec.Mounts)
+	if spec.Caches != nil {
+		grants = slices.DeleteFunc(grants, func(g string) bool {
+			return g == spec.Caches.Dir || strings.HasPrefix(g, spec.Caches.Dir+"/")
+		})
+	}
 	if len(grants) == 0 {
 		return nil
 	}
