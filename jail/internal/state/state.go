@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,12 +19,28 @@ import (
 // $XDG_RUNTIME_DIR (the user's, mode 0700, emptied at logout), else /tmp/jail-UID. Either must be
 // a directory of this user that no one else can enter: another user could otherwise plant or
 // remove what jail keeps there, or point the name elsewhere.
+//
+// In a user namespace (a rootless container, `unshare -U -r`) UID is the user's outside it, where
+// /tmp is often shared: root of the namespace is not the host's root, whose /tmp/jail-0 it cannot
+// use, and a run inside shares the outer user's directory. Deeper down, where the name found is
+// another's (its owner unmapped here), the namespace gets one of its own, /tmp/jail-UID-userns-INO.
 func Open() (*os.File, error) {
-	uid := os.Getuid()
-	dir := "/tmp/jail-" + strconv.Itoa(uid)
 	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
-		dir = filepath.Join(rt, "jail")
+		return open(filepath.Join(rt, "jail"))
 	}
+	dir := "/tmp/jail-" + strconv.Itoa(outerUID(os.Getuid()))
+	f, err := open(dir)
+	var other *notPrivate
+	if errors.As(err, &other) && other.owner == overflowUID() {
+		if ns, e := os.Readlink("/proc/self/ns/user"); e == nil && strings.HasPrefix(ns, "user:[") {
+			return open(dir + "-userns-" + strings.Trim(ns[len("user:"):], "[]"))
+		}
+	}
+	return f, err
+}
+
+// open makes dir when missing and opens it, when it is this user's and private.
+func open(dir string) (*os.File, error) {
 	if err := unix.Mkdir(dir, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
 		return nil, fmt.Errorf("state directory %s: %w", dir, err)
 	}
@@ -31,10 +49,52 @@ func Open() (*os.File, error) {
 		return nil, fmt.Errorf("state directory %s: %w (remove it, or set XDG_RUNTIME_DIR)", dir, err)
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || int(st.Uid) != uid || st.Mode&0o077 != 0 {
+	if err := unix.Fstat(fd, &st); err != nil || int(st.Uid) != os.Getuid() || st.Mode&0o077 != 0 {
 		unix.Close(fd)
-		return nil, fmt.Errorf("state directory %s is not private to uid %d (owner %d, mode %#o): remove it, or set XDG_RUNTIME_DIR",
-			dir, uid, st.Uid, st.Mode&0o7777)
+		return nil, &notPrivate{dir, int(st.Uid), st.Mode & 0o7777}
 	}
 	return os.NewFile(uintptr(fd), dir), nil
+}
+
+// notPrivate is a state directory another user owns, or others may enter.
+type notPrivate struct {
+	dir   string
+	owner int
+	mode  uint32
+}
+
+func (e *notPrivate) Error() string {
+	return fmt.Sprintf("state directory %s is not private to uid %d (owner %d, mode %#o): remove it, or set XDG_RUNTIME_DIR",
+		e.dir, os.Getuid(), e.owner, e.mode)
+}
+
+// overflowUID is the uid a file of an unmapped owner shows in this user namespace.
+func overflowUID() int {
+	b, err := os.ReadFile("/proc/sys/kernel/overflowuid")
+	if n, e := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && e == nil {
+		return n
+	}
+	return 65534
+}
+
+// outerUID is uid as the parent user namespace knows it (uid itself in the initial namespace,
+// or when /proc/self/uid_map cannot be read). Read once.
+func outerUID(uid int) int {
+	return mapUID(uidMap(), uid)
+}
+
+var uidMap = sync.OnceValue(func() string {
+	b, _ := os.ReadFile("/proc/self/uid_map")
+	return string(b)
+})
+
+// mapUID maps uid through a uid_map's lines ("INSIDE OUTSIDE COUNT"); uid where none holds it.
+func mapUID(uidMap string, uid int) int {
+	for _, line := range strings.Split(uidMap, "\n") {
+		var inside, outside, count int
+		if n, _ := fmt.Sscan(line, &inside, &outside, &count); n == 3 && uid >= inside && uid-inside < count {
+			return outside + uid - inside
+		}
+	}
+	return uid
 }
