@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,5 +124,31 @@ func TestExcludeFileWriteIsListed(t *testing.T) {
 	_, errOut, _ := runJailIn(t, proj, "", "--", "sh", "-c", "echo '*.pth' >> .git/info/exclude")
 	if readFile(t, exclude) != before && !strings.Contains(errOut, ".git/info/exclude, which tools act on unasked: git hides") {
 		t.Errorf(".git/info/exclude changed and jail did not say so:\n%s", errOut)
+	}
+}
+
+// TestStandardFilesAreNotListed: the files jail's standard output and error are, in the
+// working directory (`jail -- make >build.log 2>&1`), are the user's choice, and jail's own
+// lines land there too: they are not listed as written unseen, where anything else the run
+// wrote is. The build before listed the output file.
+func TestStandardFilesAreNotListed(t *testing.T) {
+	dir := t.TempDir() // outside any repository: git shows nothing, every file written is listed
+	out, err := os.Create(filepath.Join(dir, "out.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.Command(jailBin, "--", "sh", "-c", "echo hello; echo x > other.txt; echo oops >&2")
+	cmd.Dir = dir
+	var errb strings.Builder
+	cmd.Stdout, cmd.Stderr = out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), "other.txt, which git does not show") {
+		t.Errorf("other.txt is not listed:\n%s", errb.String())
+	}
+	if strings.Contains(errb.String(), "out.log") || readFile(t, filepath.Join(dir, "out.log")) != "hello\n" {
+		t.Errorf("out.log is listed, or not the command's output (%q):\n%s", readFile(t, filepath.Join(dir, "out.log")), errb.String())
 	}
 }

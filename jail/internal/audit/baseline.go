@@ -18,6 +18,7 @@ package audit
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,6 +41,23 @@ type Baseline struct {
 	// Start is CLOCK_REALTIME_COARSE at Begin, no later than any ctime set after: once an ignore
 	// file changed, the files changed since are looked for by it.
 	Start stamp
+	// stdio are the files jail's standard input, output and error are (`jail -- make >
+	// build.log`): the user named them, and jail's own lines go there too; they are no sentinels.
+	stdio []fileID
+}
+
+// fileID is a file's device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// isStdio says whether p, of inode ino, is one of the baseline's stdio files.
+func (b *Baseline) isStdio(p string, ino uint64) bool {
+	for _, s := range b.stdio {
+		var st unix.Stat_t
+		if s.ino == ino && unix.Lstat(p, &st) == nil && st.Dev == s.dev && st.Ino == s.ino {
+			return true
+		}
+	}
+	return false
 }
 
 // Sentinel is a path as the walk saw it: its inode and ctime, and for a directory the names it
@@ -70,6 +88,12 @@ func identity(p string) (ino uint64, ctime stamp, dir, ok bool) {
 // Begin begins the baseline of a run writing to grants.
 func Begin(grants []string, home, config string) *Baseline {
 	b := &Baseline{Grants: grants, Home: home, Config: config}
+	for fd := range 3 {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			b.stdio = append(b.stdio, fileID{st.Dev, st.Ino})
+		}
+	}
 	var now unix.Timespec
 	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &now)
 	b.Start = stamp{now.Sec, uint32(now.Nsec)}
@@ -197,7 +221,8 @@ func (ig *ignore) rel(p string) string {
 // Encode is the baseline as jail's waiter reads it (spawn/audit.c): Start (seconds, then
 // nanoseconds, int64), then entries, each a kind byte and NUL-ended text: 'S' a sentinel file and
 // 'D' a sentinel directory ("INO SEC NSEC PATH"), each 'D' followed by its names ('n' NAME);
-// 'G' a grant, 'H' the home, 'C' the config directory, 'P' partial (no text).
+// 'G' a grant, 'H' the home, 'C' the config directory, 'P' partial (no text), 'O' one of jail's
+// standard files ("DEV INO").
 func (b *Baseline) Encode() []byte {
 	size := 16 + len(b.Home) + len(b.Config) + 8
 	for _, g := range b.Grants {
@@ -222,6 +247,9 @@ func (b *Baseline) Encode() []byte {
 	entry('C', b.Config)
 	if b.Partial {
 		entry('P', "")
+	}
+	for _, f := range b.stdio {
+		entry('O', strconv.FormatUint(f.dev, 10)+" "+strconv.FormatUint(f.ino, 10))
 	}
 	for _, s := range b.Sentinels {
 		kind := byte('S')
@@ -279,6 +307,12 @@ func Decode(data []byte) (*Baseline, error) {
 			b.Config = text
 		case 'P':
 			b.Partial = true
+		case 'O':
+			var f fileID
+			if _, err := fmt.Sscan(text, &f.dev, &f.ino); err != nil {
+				return nil, errors.New("audit baseline: a standard file without its identity")
+			}
+			b.stdio = append(b.stdio, f)
 		}
 	}
 	return b, nil

@@ -99,7 +99,7 @@ func (w *walker) visit(dir string, ignored bool) {
 	w.b.add(Sentinel{Path: dir, Ino: ino, Ctime: ct, Dir: true, Names: r.names})
 	for _, f := range r.files {
 		p := filepath.Join(dir, f)
-		if ino, ct, _, ok := identity(p); ok {
+		if ino, ct, _, ok := identity(p); ok && !w.b.isStdio(p, ino) {
 			w.b.add(Sentinel{Path: p, Ino: ino, Ctime: ct})
 		}
 	}

@@ -145,8 +145,8 @@ func (b *Baseline) scanNew(s Sentinel, written map[string]bool) {
 // scanSince records every file beneath the grant g changed since Begin.
 func (b *Baseline) scanSince(g string, written map[string]bool) {
 	b.scanAll(g, written, func(p string) bool {
-		_, ct, _, ok := identity(p)
-		return ok && (ct.sec > b.Start.sec || ct.sec == b.Start.sec && ct.nsec >= b.Start.nsec)
+		ino, ct, _, ok := identity(p)
+		return ok && (ct.sec > b.Start.sec || ct.sec == b.Start.sec && ct.nsec >= b.Start.nsec) && !b.isStdio(p, ino)
 	})
 }
 
