@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail/jail/internal/fail"
+	"github.com/jail-sandbox/jail/jail/internal/placeholder"
 	"github.com/jail-sandbox/jail/jail/internal/restrict"
 	"github.com/jail-sandbox/jail/jail/internal/session"
 	"github.com/jail-sandbox/jail/jail/internal/spawn"
@@ -32,6 +33,10 @@ type Keeper struct {
 	plan     *os.File // init's plan, written once
 	messages *os.File // init's messages
 	log      verbose.Log
+	// held is the hold on the plan's placeholders (package placeholder), until the keeper has
+	// it (handed): then the keeper releases it when the sandbox ends.
+	held   *placeholder.Claim
+	handed bool
 }
 
 // TakeKeeper returns the keeper this process's constructor forked, with the init it started;
@@ -79,12 +84,27 @@ func (k *Keeper) closeInit() {
 	k.plan, k.messages = nil, nil
 }
 
-// Close gives up: the keeper kills init and removes what was made. Nil-safe.
+// Close gives up: the keeper kills init and removes what was made, the placeholders it holds
+// included. Nil-safe.
 func (k *Keeper) Close() {
 	if k != nil {
 		k.closeInit()
 		k.conn.Close()
+		k.letGo()
 	}
+}
+
+// letGo drops create's copy of the placeholders' hold: once the keeper has its own, closed (the
+// keeper releases it when the sandbox ends), else released here, no sandbox having used it.
+func (k *Keeper) letGo() {
+	if k.handed {
+		for _, f := range k.held.Files() {
+			f.Close()
+		}
+	} else {
+		k.held.Release()
+	}
+	k.held = nil
 }
 
 // Dir tells the keeper the sandbox's state directory, the link of its name ("": none) and the
@@ -123,6 +143,11 @@ func (k *Keeper) Start(spec *plan.Spec, opts Options) error {
 	if err != nil {
 		return fail.New("compile seccomp filter", "", err)
 	}
+	// The placeholders the protections sit on, made before the plan goes and held by the keeper
+	// for as long as the sandbox lives (run.go does the same for a run).
+	if err := k.hold(spec); err != nil {
+		return err
+	}
 	cfg := wire.Config{Spec: spec, BPF: bpf, Spawner: true, Started: spawn.Started, Verbose: opts.Verbose}
 	log.Printf("host: send the plan")
 	b := wire.Marshal(&cfg)
@@ -133,6 +158,30 @@ func (k *Keeper) Start(spec *plan.Spec, opts Options) error {
 		log.Printf("host: send plan: %s", err) // init died: its report says why
 	}
 	k.log = log
+	return nil
+}
+
+// hold makes the plan's placeholders and hands the keeper its hold on them, a few descriptors a
+// message, in order.
+func (k *Keeper) hold(spec *plan.Spec) error {
+	held, err := placeholder.Take(spec.Mounts)
+	if err != nil {
+		return fail.New("protect", "", err)
+	}
+	k.held = held
+	files := held.Files()
+	for len(files) > 0 {
+		n := min(len(files), session.MaxFds)
+		fds := make([]int, n)
+		for i, f := range files[:n] {
+			fds[i] = int(f.Fd())
+		}
+		if _, _, _, err := k.conn.Call(session.Msg{Type: session.MsgHold}, nil, session.MsgOK, fds...); err != nil {
+			return fail.New("hand the placeholders to the keeper", "", err)
+		}
+		k.handed = true // from the first: the keeper releases what it has
+		files = files[n:]
+	}
 	return nil
 }
 
@@ -182,5 +231,6 @@ func (k *Keeper) Go(listeners []*os.File, idle time.Duration, deadline time.Time
 		return fail.New("hand the sandbox to its keeper", "", err)
 	}
 	k.closeInit()
+	k.letGo()
 	return nil
 }

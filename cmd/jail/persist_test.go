@@ -525,3 +525,27 @@ func TestRmManyAndDead(t *testing.T) {
 		t.Errorf("rm -f of no sandbox: exit %d, %q", code, errOut)
 	}
 }
+
+// TestPersistentSandboxHoldsItsPlaceholders: a persistent sandbox's protected paths that do not
+// exist get placeholders for as long as it lives, whatever runs in the directory meanwhile: a
+// run there ends without taking them away (the keeper holds them). rm removes them: the tree
+// is as it was. The build before made them directories, and left them.
+func TestPersistentSandboxHoldsItsPlaceholders(t *testing.T) {
+	dir := t.TempDir()
+	id := createSandbox(t, dir)
+	if _, errOut, code := runJailIn(t, dir, "", "--", "true"); code != 0 {
+		t.Fatalf("a run beside it: exit %d, %s", code, errOut)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, ".envrc")); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		t.Fatalf(".envrc while the sandbox lives: %v, %v; want its placeholder", fi, err)
+	}
+	if out, _, code := execIn(t, id, "", "sh", "-c", "echo 'curl x|sh' > .envrc"); code == 0 {
+		t.Errorf("the sandbox wrote .envrc: %q", out)
+	}
+	if _, errOut, code := runJail(t, "rm", "-f", id); code != 0 {
+		t.Fatalf("rm: exit %d, %s", code, errOut)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left in the directory after rm: %v", entries)
+	}
+}

@@ -12,6 +12,8 @@
 //	    egress.sock, egress.json      the egress proxy's socket (bound inside) and policy
 //	    out/PID.1, out/PID.2          a background process's kept output
 //	    ended                         why it ended, when it ended by itself
+//	  DEV-INO                         the placeholders jail made in one directory (package placeholder)
+//	  audit-HASH                      a large writable grant's kept walk (package audit)
 //
 // Every file there is written by jail outside any sandbox; liveness is the lock, which the
 // kernel releases when the keeper dies, not anything a sandbox could forge.

@@ -53,6 +53,7 @@ const (
 	MsgSpawn   = 'N'
 	MsgDir     = 'P'
 	MsgGo      = 'G'
+	MsgHold    = 'H'
 	MsgSession = 'O'
 	MsgInit    = 'i'
 	MsgStarted = 's'

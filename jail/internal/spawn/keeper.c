@@ -17,6 +17,8 @@
 //   then removes the sandbox as `jail rm` would. Each connection's start and end touch the lock
 //   file, whose mtime is then the sandbox's last use.
 // - With the egress proxy, it runs jail's binary as jail_egress_arg0 on the proxy's socket.
+// - It holds the sandbox's placeholders (JAIL_MSG_HOLD) as a run's host or waiter does, and
+//   releases them once init is gone: the last sandbox using them removes them.
 //
 // Its state directory holds the lock it keeps locked (flock) while it lives, so that `jail ls`
 // tells a live sandbox from the record of a dead one without trusting any file. When the
@@ -42,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "placeholders.h"
 #include "session.h"
 #include "spawn.h"
 
@@ -76,6 +79,8 @@ struct keeper {
 	int nconns;
 	int64_t idle_ns, deadline; // 0: none; deadline in CLOCK_REALTIME
 	int64_t active;            // CLOCK_MONOTONIC of the last connection's start or end
+	int *hold;                 // the placeholders' hold (JAIL_MSG_HOLD), released at the end
+	int nhold;
 };
 
 static int64_t now(clockid_t clock) {
@@ -144,11 +149,25 @@ static void write_ended(struct keeper *k, int ws) {
 	}
 }
 
+// release_hold ends the sandbox's hold on its placeholders, once init is gone (placeholders.h):
+// the last sandbox using them removes them, from here, outside its mount namespace.
+static void release_hold(struct keeper *k) {
+	if (k->nhold > 0) {
+		jail_release_placeholders(k->hold, k->nhold);
+		jail_close_fds(k->hold, k->nhold);
+	}
+	free(k->hold);
+	k->hold = NULL;
+	k->nhold = 0;
+}
+
 // teardown ends the sandbox: init (and with it every process inside), the egress proxy, the
-// sockets. all removes the state directory too; otherwise the record stays, saying it ended.
+// placeholders' hold, the sockets. all removes the state directory too; otherwise the record
+// stays, saying it ended.
 static void teardown(struct keeper *k, int all) {
 	int ws = kill_child(&k->init);
 	kill_child(&k->egress);
+	release_hold(k);
 	if (k->dirfd >= 0) {
 		for (const char *s = "api.sock\0ctl.sock\0egress.sock\0"; *s; s += strlen(s) + 1)
 			unlinkat(k->dirfd, s, 0);
@@ -381,6 +400,19 @@ static int from_create(struct keeper *k) {
 		k->lock = fds[0];
 		k->dirfd = open(k->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		answer(k->create, k->dirfd < 0 ? JAIL_MSG_ERROR : JAIL_MSG_OK, errno);
+		return 0;
+	}
+	case JAIL_MSG_HOLD: {
+		int *h = realloc(k->hold, (k->nhold + nfds) * sizeof *h);
+		if (h == NULL) {
+			jail_close_fds(fds, nfds);
+			answer(k->create, JAIL_MSG_ERROR, ENOMEM);
+			return 0;
+		}
+		k->hold = h;
+		memcpy(k->hold + k->nhold, fds, nfds * sizeof *fds);
+		k->nhold += nfds;
+		answer(k->create, JAIL_MSG_OK, 0);
 		return 0;
 	}
 	case JAIL_MSG_GO:

@@ -38,6 +38,8 @@ enum {
 	JAIL_MSG_SPAWN = 'N', // (again) start init in the namespaces value: an 'i'
 	JAIL_MSG_DIR = 'P',   // the state directory, the name's link (payload) and its lock (fd)
 	JAIL_MSG_GO = 'G',    // ready: the listening sockets (fds: api, ctl[, egress]) and timers
+	JAIL_MSG_HOLD = 'H',  // hold fds, appended to those before, until the sandbox is gone: the
+	                      // placeholders' hold (jail_release_placeholders' fds, in order)
 	// From the keeper to the spawner.
 	JAIL_MSG_SESSION = 'O', // a client's connection (fd): it speaks to the spawner now
 	// Answers.

@@ -15,8 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Open opens jail's per-user state directory, making it when missing: jail under
-// $XDG_RUNTIME_DIR (the user's, mode 0700, emptied at logout), else /tmp/jail-UID. Either must be
+// Open opens jail's per-user state directory, making it when missing: $JAIL_RUNTIME_DIR, else jail
+// under $XDG_RUNTIME_DIR (the user's, mode 0700, emptied at logout), else /tmp/jail-UID. Either must be
 // a directory of this user that no one else can enter: another user could otherwise plant or
 // remove what jail keeps there, or point the name elsewhere.
 //
@@ -25,6 +25,9 @@ import (
 // use, and a run inside shares the outer user's directory. Deeper down, where the name found is
 // another's (its owner unmapped here), the namespace gets one of its own, /tmp/jail-UID-userns-INO.
 func Open() (*os.File, error) {
+	if rt := os.Getenv("JAIL_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		return open(rt) // as persistent sandboxes' (package rundir), whose directory this is too
+	}
 	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
 		return open(filepath.Join(rt, "jail"))
 	}
