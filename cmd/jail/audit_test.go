@@ -128,8 +128,8 @@ func TestExcludeFileWriteIsListed(t *testing.T) {
 }
 
 // TestStandardFilesAreNotListed: the files jail's standard output and error are, in the
-// working directory (`jail -- make >build.log 2>&1`), are the user's choice, and jail's own
-// lines land there too: they are not listed as written unseen, where anything else the run
+// working directory (`jail -- make >build.log 2>&1`), and --json-status-fd's, are the user's
+// choice, and jail's own lines land there too: they are not listed as written unseen, where anything else the run
 // wrote is. The build before listed the output file.
 func TestStandardFilesAreNotListed(t *testing.T) {
 	dir := t.TempDir() // outside any repository: git shows nothing, every file written is listed
@@ -138,12 +138,20 @@ func TestStandardFilesAreNotListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	cmd := exec.Command(jailBin, "--", "sh", "-c", "echo hello; echo x > other.txt; echo oops >&2")
+	status, err := os.Create(filepath.Join(dir, "status.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer status.Close()
+	cmd := exec.Command(jailBin, "--json-status-fd", "3", "--", "sh", "-c", "echo hello; echo x > other.txt; echo oops >&2")
 	cmd.Dir = dir
 	var errb strings.Builder
-	cmd.Stdout, cmd.Stderr = out, &errb
+	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = out, &errb, []*os.File{status}
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%v: %s", err, errb.String())
+	}
+	if strings.Contains(errb.String(), "status.jsonl") || readFile(t, filepath.Join(dir, "status.jsonl")) == "" {
+		t.Errorf("status.jsonl is listed, or empty:\n%s", errb.String())
 	}
 	if !strings.Contains(errb.String(), "other.txt, which git does not show") {
 		t.Errorf("other.txt is not listed:\n%s", errb.String())

@@ -41,9 +41,34 @@ type Baseline struct {
 	// Start is CLOCK_REALTIME_COARSE at Begin, no later than any ctime set after: once an ignore
 	// file changed, the files changed since are looked for by it.
 	Start stamp
-	// stdio are the files jail's standard input, output and error are (`jail -- make >
-	// build.log`): the user named them, and jail's own lines go there too; they are no sentinels.
+	// stdio are the files jail writes to through descriptors its caller gave it: its standard
+	// input, output and error (`jail -- make > build.log`), --json-status-fd's. The user named
+	// them, and jail's own lines go there too; they are no sentinels.
 	stdio []fileID
+}
+
+// outputFiles are the regular files this process holds open for writing, and its stdio.
+func outputFiles() []fileID {
+	dir, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	names, _ := dir.Readdirnames(-1)
+	var ids []fileID
+	for _, n := range names {
+		fd, err := strconv.Atoi(n)
+		if err != nil || fd == int(dir.Fd()) {
+			continue
+		}
+		var st unix.Stat_t
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		if err == nil && unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG &&
+			(fd <= 2 || fl&unix.O_ACCMODE != unix.O_RDONLY) {
+			ids = append(ids, fileID{st.Dev, st.Ino})
+		}
+	}
+	dir.Close()
+	return ids
 }
 
 // fileID is a file's device and inode.
@@ -88,12 +113,7 @@ func identity(p string) (ino uint64, ctime stamp, dir, ok bool) {
 // Begin begins the baseline of a run writing to grants.
 func Begin(grants []string, home, config string) *Baseline {
 	b := &Baseline{Grants: grants, Home: home, Config: config}
-	for fd := range 3 {
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-			b.stdio = append(b.stdio, fileID{st.Dev, st.Ino})
-		}
-	}
+	b.stdio = outputFiles()
 	var now unix.Timespec
 	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &now)
 	b.Start = stamp{now.Sec, uint32(now.Nsec)}
