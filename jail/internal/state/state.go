@@ -24,7 +24,35 @@ import (
 // /tmp is often shared: root of the namespace is not the host's root, whose /tmp/jail-0 it cannot
 // use, and a run inside shares the outer user's directory. Deeper down, where the name found is
 // another's (its owner unmapped here), the namespace gets one of its own, /tmp/jail-UID-userns-INO.
+//
+// Where that directory is on a read-only mount (inside a harness's own sandbox, such as Claude
+// Code's, which leaves /tmp and the runtime directory read-only and grants a temporary directory of
+// its own), jail uses jail-UID in $TMPDIR: runs there coordinate among themselves. A host run's
+// placeholder that such a run removes detaches the host sandbox's protection, which its pid 1 sees
+// and stops it for (fail closed).
 func Open() (*os.File, error) {
+	f, err := openPreferred()
+	if err == nil && !readOnly(f) || err != nil && !errors.Is(err, unix.EROFS) {
+		return f, err
+	}
+	tmp := filepath.Join(os.TempDir(), "jail-"+strconv.Itoa(os.Getuid()))
+	if f != nil {
+		if f.Name() == tmp {
+			return f, nil
+		}
+		f.Close()
+	}
+	return open(tmp)
+}
+
+// readOnly tells whether dir is on a read-only mount.
+func readOnly(dir *os.File) bool {
+	var st unix.Statfs_t
+	return unix.Fstatfs(int(dir.Fd()), &st) == nil && st.Flags&unix.ST_RDONLY != 0
+}
+
+// openPreferred opens the state directory named by the environment, or /tmp's.
+func openPreferred() (*os.File, error) {
 	if rt := os.Getenv("JAIL_RUNTIME_DIR"); filepath.IsAbs(rt) {
 		return open(rt) // as persistent sandboxes' (package rundir), whose directory this is too
 	}
