@@ -36,11 +36,16 @@ def seconds(text: Optional[str]) -> Optional[float]:
     return total
 
 
+_FRACTION = re.compile(r"\.(\d+)")
+
+
 def time(text: Optional[str]) -> Optional[datetime]:
-    """An RFC 3339 time of the API (nanoseconds are cut to microseconds)."""
+    """An RFC 3339 time of the API. Its fraction is cut or padded to microseconds: Go writes up
+    to nine digits, Python before 3.11 reads exactly three or six."""
     if not text:
         return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    text = _FRACTION.sub(lambda m: "." + m.group(1)[:6].ljust(6, "0"), text.replace("Z", "+00:00"), count=1)
+    return datetime.fromisoformat(text)
 
 
 def b64(text: Optional[str]) -> bytes:
