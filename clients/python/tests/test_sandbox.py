@@ -75,7 +75,7 @@ class TestSandbox(unittest.TestCase):
         # The home holding ~/.ssh sits in a directory the sandbox may read: what hides ~/.ssh
         # is the sandbox's private home, not a missing grant.
         self.assertTrue(os.path.exists(w.secret))
-        r = self.sb.exec(f"cat {w.outer}/visible; echo HOME=$HOME; ls -A ~; cat ~/.ssh/id_test")
+        r = self.sb.exec(f"cat {w.outer}/visible; echo HOME=$HOME; ls -A ~ | grep ssh; cat ~/.ssh/id_test")
         self.assertEqual(r.stdout, f"granted\nHOME={w.home}\n".encode(), r)
         self.assertNotEqual(r.exit_code, 0)
         self.assertFalse(self.sb.files.exists("~/.ssh") or self.sb.files.exists(w.secret))
