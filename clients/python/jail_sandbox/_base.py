@@ -178,40 +178,21 @@ class SandboxBase:
         return f"<{type(self).__name__} {self.id}{' ' + self.name if self.name else ''} {self.info.state}>"
 
     @classmethod
-    def create(
-        cls,
-        profile: Optional[str] = None,
-        *,
-        workdir: Optional[str] = None,
-        cwd: Optional[str] = None,
-        read: Sequence[str] = (),
-        write: Sequence[str] = (),
-        hide: Sequence[str] = (),
-        tmpfs: Sequence[str] = (),
-        network: Optional[str] = None,
-        allow_hosts: Sequence[str] = (),
-        allow_private: bool = False,
-        env: Optional[Mapping[str, str]] = None,
-        timeout: Optional[float] = None,
-        name: Optional[str] = None,
-        labels: Optional[Mapping[str, str]] = None,
-        idle_timeout: Optional[float] = None,
-        ttl: Optional[float] = None,
-    ) -> Any:
-        """Creates a sandbox from a profile (default ``agent``) for ``workdir`` (default: the
-        current directory), and returns it once it is ready to run commands.
+    def create(cls, profile: Optional[str] = None, **options: Any) -> Any:
+        """Creates a sandbox from a profile (default ``agent``) and returns it once it is ready
+        to run commands. The options (keyword only; durations in seconds):
 
-        ``read``/``write``/``hide``/``tmpfs`` add grants; ``network`` is none, host or proxy,
-        ``allow_hosts`` the hosts its egress proxy reaches; ``env`` is set for every command;
-        ``timeout`` is every command's default timeout, ``idle_timeout`` removes the sandbox
-        after so long without API use and ``ttl`` so long after create (all in seconds).
-        ``name`` is unique among your sandboxes and works wherever the id does."""
-        req = _routes.create_request(
-            profile=profile, workdir=workdir, cwd=cwd, read=read, write=write, hide=hide, tmpfs=tmpfs,
-            network=network, allow_hosts=allow_hosts, allow_private=allow_private, env=env,
-            timeout=timeout, name=name, labels=labels, idle_timeout=idle_timeout, ttl=ttl,
-        )  # fmt: skip
-        return cls._run(cls._made(_routes.create(req)))
+        - ``workdir``: the host directory the profile's ``$CWD`` means (default: the current
+          directory); ``cwd``: the commands' default working directory inside;
+        - ``read``, ``write``, ``hide``, ``tmpfs``: lists of more grants;
+        - ``network`` (``none``, ``host``, ``proxy``), ``allow_hosts`` (the hosts its egress
+          proxy reaches), ``allow_private``;
+        - ``env``: variables of every command; ``timeout``: every command's default timeout;
+        - ``name`` (unique among your sandboxes, usable wherever the id is), ``labels``;
+        - ``idle_timeout``: removes it after so long without API use; ``ttl``: so long after
+          create.
+        """
+        return cls._run(cls._made(_routes.create(_routes.create_request(profile=profile, **options))))
 
     @classmethod
     def get(cls, id_or_name: str) -> Any:

@@ -33,18 +33,35 @@ class _SyncConn:
         self.sock.close()
 
 
+class _Steps:
+    """Iterates over the operations of a generator: each is answered by setting ``value`` (or
+    ``failure``, thrown into the generator) before the next is asked for; what the generator
+    returns ends up in ``result``."""
+
+    def __init__(self, gen: Gen):
+        self.gen = gen
+        self.value: Any = None
+        self.failure: Exception | None = None
+        self.result: Any = None
+
+    def __iter__(self) -> "_Steps":
+        return self
+
+    def __next__(self) -> Any:
+        value, failure, self.value, self.failure = self.value, self.failure, None, None
+        try:
+            return self.gen.throw(failure) if failure is not None else self.gen.send(value)
+        except StopIteration as stop:
+            self.result = stop.value
+            raise StopIteration from None
+
+
 def run_sync(gen: Gen) -> Any:
     """Runs an operation with blocking I/O and returns its result."""
     conn = None
-    value: Any = None
-    failure: BaseException | None = None
+    steps = _Steps(gen)
     try:
-        while True:
-            try:
-                op = gen.throw(failure) if failure is not None else gen.send(value)
-            except StopIteration as stop:
-                return stop.value
-            value, failure = None, None
+        for op in steps:
             try:
                 if isinstance(op, Connect):
                     if conn is not None:
@@ -54,22 +71,23 @@ def run_sync(gen: Gen) -> Any:
                 elif isinstance(op, Send):
                     conn.sock.sendall(op.data)
                 elif isinstance(op, ReadLine):
-                    value = conn.reader.readline()
+                    steps.value = conn.reader.readline()
                 elif isinstance(op, ReadExactly):
-                    value = conn.reader.read(op.n)
-                    if len(value) != op.n:
+                    steps.value = conn.reader.read(op.n)
+                    if len(steps.value) != op.n:
                         raise _short()
                 elif isinstance(op, ReadAll):
-                    value = conn.reader.read()
+                    steps.value = conn.reader.read()
                 elif isinstance(op, Emit):
                     op.callback(op.data)
                 elif isinstance(op, RunCommand):
                     p = subprocess.run(op.argv, cwd=op.cwd, stdin=subprocess.DEVNULL, capture_output=True)
-                    value = (p.returncode, p.stdout, p.stderr)
+                    steps.value = (p.returncode, p.stdout, p.stderr)
                 else:
                     raise TypeError(f"unknown operation {op!r}")
             except Exception as e:  # the generator decides: passes over a dead socket, or fails
-                failure = e
+                steps.failure = e
+        return steps.result
     finally:
         gen.close()
         if conn is not None:
@@ -80,8 +98,7 @@ async def run_async(gen: Gen) -> Any:
     """Runs an operation with asyncio and returns its result. Cancelling the task closes the
     connection, as closing a blocking socket does."""
     reader = writer = None
-    value: Any = None
-    failure: BaseException | None = None
+    steps = _Steps(gen)
 
     async def close() -> None:
         if writer is not None:
@@ -92,12 +109,7 @@ async def run_async(gen: Gen) -> Any:
                 pass
 
     try:
-        while True:
-            try:
-                op = gen.throw(failure) if failure is not None else gen.send(value)
-            except StopIteration as stop:
-                return stop.value
-            value, failure = None, None
+        for op in steps:
             try:
                 if isinstance(op, Connect):
                     await close()
@@ -107,14 +119,14 @@ async def run_async(gen: Gen) -> Any:
                     writer.write(op.data)
                     await writer.drain()
                 elif isinstance(op, ReadLine):
-                    value = await reader.readline()
+                    steps.value = await reader.readline()
                 elif isinstance(op, ReadExactly):
                     try:
-                        value = await reader.readexactly(op.n)
+                        steps.value = await reader.readexactly(op.n)
                     except asyncio.IncompleteReadError:
                         raise _short() from None
                 elif isinstance(op, ReadAll):
-                    value = await reader.read()
+                    steps.value = await reader.read()
                 elif isinstance(op, Emit):
                     result = op.callback(op.data)
                     if inspect.isawaitable(result):
@@ -124,11 +136,12 @@ async def run_async(gen: Gen) -> Any:
                         *op.argv, cwd=op.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
                     )
                     out, err = await p.communicate()
-                    value = (p.returncode, out, err)
+                    steps.value = (p.returncode, out, err)
                 else:
                     raise TypeError(f"unknown operation {op!r}")
             except Exception as e:
-                failure = e
+                steps.failure = e
+        return steps.result
     finally:
         gen.close()
         await close()
