@@ -89,6 +89,11 @@ def create_request(
         if value:
             req[key] = value
     grants = {k: list(v) for k, v in (("read", read), ("write", write), ("hide", hide), ("tmpfs", tmpfs)) if v}
+    for path in (p for paths in grants.values() for p in paths):
+        # jail serve refuses these and `jail create` would take them from the workdir: refused
+        # here, so a create means the same with a daemon and without.
+        if not path.startswith(("/", "~", "$")):
+            raise errors.error("invalid_argument", f'jail: grant "{path}": paths are absolute (or start with ~ or a variable)')
     if grants:
         req["grants"] = grants
     net: dict[str, Any] = {}

@@ -213,6 +213,8 @@ class TestLifecycle(unittest.TestCase):
         with self.assertRaises(InvalidArgumentError) as cm:
             create(profile="no-such-profile-here")
         self.assertTrue(str(cm.exception).startswith("jail: "), str(cm.exception))
+        with self.assertRaises(InvalidArgumentError):
+            create(write=["relative/dir"])
         with self.assertRaises(NotFoundError):
             Sandbox.get("no-such-sandbox")
         with self.assertRaises(NotFoundError):

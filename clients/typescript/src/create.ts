@@ -20,6 +20,13 @@ export function createRequest(o: CreateOptions): Wire {
   if (o.name) req.name = o.name;
   const grants: Wire = {};
   for (const key of ['read', 'write', 'hide', 'tmpfs'] as const) {
+    for (const path of o[key] ?? []) {
+      // jail serve refuses these and `jail create` would take them from the workdir: refused
+      // here, so a create means the same with a daemon and without.
+      if (!/^[/~$]/.test(path)) {
+        throw new JailError('invalid_argument', `jail: grant "${path}": paths are absolute (or start with ~ or a variable)`);
+      }
+    }
     if (o[key]?.length) grants[key] = [...o[key]!];
   }
   if (Object.keys(grants).length) req.grants = grants;

@@ -241,6 +241,7 @@ describe('sandboxes', { skip }, () => {
   test('create errors', async () => {
     await rejectsWith(create({ profile: 'no-such-profile-here' }), 'invalid_argument');
     await rejectsWith(create({ workdir: join(world.root, 'no-such-dir') }), 'invalid_argument');
+    await rejectsWith(create({ write: ['relative/dir'] }), 'invalid_argument');
     await rejectsWith(Sandbox.get('no-such-sandbox'), 'not_found');
     await rejectsWith(Sandbox.get('jb_000000000000'), 'not_found');
   });
