@@ -57,18 +57,24 @@ def sandbox_sockets(sandbox_id: str | None, known: str | None = None) -> list[st
     return daemon_socket() + ([own] if own else [])
 
 
+def _sandbox_dirs(d: str) -> list[str]:
+    return sorted(e for e in os.listdir(d) if e.startswith(ID_PREFIX))
+
+
+def any_records() -> bool:
+    """Whether the runtime directory holds any sandbox, live or dead."""
+    d = runtime_dir()
+    return _private(d) and bool(_sandbox_dirs(d))
+
+
 def any_sockets() -> list[str]:
     """Every socket that may answer a route not tied to one sandbox (a list, a name): the
     daemon's, then every sandbox's own — each answers every route."""
     d = runtime_dir()
     if not _private(d):
         return []
-    own = []
-    for entry in sorted(os.listdir(d)):
-        path = os.path.join(d, entry, SANDBOX_SOCKET)
-        if entry.startswith(ID_PREFIX) and os.path.exists(path):
-            own.append(path)
-    return daemon_socket() + own
+    own = [os.path.join(d, e, SANDBOX_SOCKET) for e in _sandbox_dirs(d)]
+    return daemon_socket() + [p for p in own if os.path.exists(p)]
 
 
 def jail_binary() -> str:

@@ -158,13 +158,9 @@ def create(req: dict) -> Gen:
         return SandboxInfo.from_json(obj)
     except _NoDaemon:
         pass
-    argv = [_locate.jail_binary()] + create_args(req)
-    try:
-        code, out, err = yield RunCommand(argv, req["workdir"])
-    except FileNotFoundError as e:
-        raise errors.error("failed_precondition", f"jail: create: {e.filename or argv[0]}: no such file (install jail, or set JAIL_BIN)") from None
-    except NotADirectoryError:
-        raise errors.error("invalid_argument", f"jail: create: workdir {req['workdir']}: not a directory") from None
+    if not os.path.isdir(req["workdir"]):  # checked first: a missing cwd fails as a missing binary would
+        raise errors.error("invalid_argument", f"jail: create: workdir {req['workdir']}: no such directory")
+    code, out, err = yield from _run_jail(create_args(req), req["workdir"])
     try:
         obj = json.loads(out)
     except ValueError:
@@ -173,8 +169,7 @@ def create(req: dict) -> Gen:
         return SandboxInfo.from_json(obj)
     if isinstance(obj, dict) and "error" in obj:
         raise errors.from_object(obj["error"])
-    lines = err.decode("utf-8", "replace").strip().splitlines()
-    raise errors.error("internal", lines[-1] if lines else f"jail: create exited with status {code}")
+    raise _failure(err, "create", code)
 
 
 def get(id_or_name: str) -> Gen:
@@ -191,19 +186,52 @@ def list_(labels: Optional[Mapping[str, str]] = None, name: Optional[str] = None
     try:
         obj = yield from call_json(_locate.any_sockets(), _NoDaemon, "GET", "/v1/sandboxes", query)
     except _NoDaemon:
-        return []  # no daemon and no sandbox answers: there is none
+        if not _locate.any_records():
+            return []
+        # Only records of dead sandboxes are left, whose sockets answer nothing: `jail ls
+        # --json` reads them, and the filter is applied here.
+        obj = json.loads((yield from _cli(["ls", "--json"])))
+        return [i for i in (SandboxInfo.from_json(o) for o in obj.get("sandboxes") or []) if _matches(i, labels, name, state)]
     return [SandboxInfo.from_json(o) for o in obj.get("sandboxes") or []]
+
+
+def _matches(info: SandboxInfo, labels: Optional[Mapping[str, str]], name: Optional[str], state: Optional[Sequence[str]]) -> bool:
+    return (
+        all(info.labels.get(k) == v for k, v in (labels or {}).items())
+        and (not name or info.name == name)
+        and (not state or info.state in state)
+    )
+
+
+def _failure(err: bytes, what: str, code: int) -> errors.JailError:
+    """jail's own error line (its last on stderr) of a command that failed."""
+    lines = err.decode("utf-8", "replace").strip().splitlines()
+    return errors.error("internal", lines[-1] if lines else f"jail: {what} exited with status {code}")
+
+
+def _run_jail(args: list[str], cwd: Optional[str]) -> Gen:
+    """Runs jail's binary; answers its exit status, stdout and stderr."""
+    argv = [_locate.jail_binary()] + args
+    try:
+        return (yield RunCommand(argv, cwd))
+    except (FileNotFoundError, PermissionError) as e:
+        raise errors.error("failed_precondition", f"jail: {args[0]}: {argv[0]}: {e.strerror} (install jail, or set JAIL_BIN)") from None
+
+
+def _cli(args: list[str]) -> Gen:
+    """Runs jail with args and answers what it printed."""
+    code, out, err = yield from _run_jail(args, None)
+    if code != 0:
+        raise _failure(err, args[0], code)
+    return out
 
 
 def prune() -> Gen:
     try:
         obj = yield from call_json(_locate.any_sockets(), _NoDaemon, "POST", "/v1/prune")
     except _NoDaemon:
-        # Nothing answers: run `jail prune`, which finds dead sandboxes without any socket.
-        code, out, err = yield RunCommand([_locate.jail_binary(), "prune"], None)
-        if code != 0:
-            raise errors.error("internal", err.decode("utf-8", "replace").strip() or f"jail: prune exited with status {code}")
-        return out.decode().split()
+        # Nothing answers: `jail prune` finds dead sandboxes without any socket.
+        return (yield from _cli(["prune"])).decode().split()
     return list(obj.get("removed") or [])
 
 

@@ -92,6 +92,26 @@ def host_processes_with(marker: str) -> list[int]:
     return pids
 
 
+def holders(path: str) -> list[int]:
+    """Pids of processes with path open (a sandbox's keeper holds its lock file)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{entry}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{entry}/fd/{fd}") == path:
+                    pids.append(int(entry))
+                    break
+            except OSError:
+                pass
+    return pids
+
+
 def eventually(check, timeout: float = 5.0) -> bool:
     """Whether check() turns true within timeout: for effects jail finishes asynchronously."""
     deadline = time.monotonic() + timeout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import tarfile
 import unittest
 import uuid
@@ -17,7 +18,7 @@ from jail_sandbox import (
     PermissionDeniedError,
     Sandbox,
 )
-from tests.jailenv import eventually, host_processes_with, setUpModule, stop, tearDownModule, world  # noqa: F401
+from tests.jailenv import eventually, holders, host_processes_with, setUpModule, stop, tearDownModule, world  # noqa: F401
 
 
 def create(**kwargs) -> Sandbox:
@@ -208,6 +209,23 @@ class TestLifecycle(unittest.TestCase):
         with create() as sb:
             self.assertEqual(sb.exec("true").exit_code, 0)
         self.assertNotIn(sb.id, world().sandbox_dirs())
+
+    def test_dead_sandbox_listed_and_pruned(self) -> None:
+        """A sandbox whose keeper died answers on no socket: listing finds its record through
+        `jail ls --json`, and prune removes it."""
+        w = world()
+        sb = create(labels={"fate": "dead"})
+        keepers = holders(os.path.join(w.runtime, sb.id, "lock"))
+        self.assertEqual(len(keepers), 1, keepers)
+        os.kill(keepers[0], signal.SIGKILL)
+        self.assertTrue(eventually(lambda: not holders(os.path.join(w.runtime, sb.id, "lock"))))
+        with self.assertRaises(NotFoundError):
+            sb.exec("true")
+        self.assertEqual([(s.id, s.info.state) for s in Sandbox.list(labels={"fate": "dead"})], [(sb.id, "dead")])
+        self.assertEqual(Sandbox.list(labels={"fate": "alive"}), [])
+        self.assertEqual(Sandbox.prune(), [sb.id])
+        self.assertEqual(Sandbox.list(), [])
+        self.assertNotIn(sb.id, w.sandbox_dirs())
 
     def test_create_errors(self) -> None:
         with self.assertRaises(InvalidArgumentError) as cm:

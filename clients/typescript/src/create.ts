@@ -84,7 +84,7 @@ interface Ran {
 }
 
 /** Runs jail's binary; a missing or unusable one is said as jail would. */
-export function run(argv: string[], cwd: string | undefined, signal?: AbortSignal): Promise<Ran> {
+function run(argv: string[], cwd: string | undefined, signal?: AbortSignal): Promise<Ran> {
   return new Promise((done, fail) => {
     const child = spawn(argv[0]!, argv.slice(1), { cwd, stdio: ['ignore', 'pipe', 'pipe'], signal });
     const out: Buffer[] = [];
@@ -100,6 +100,19 @@ export function run(argv: string[], cwd: string | undefined, signal?: AbortSigna
     });
     child.on('close', (code) => done({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }));
   });
+}
+
+/** jail's own error line (its last on stderr) of a command that failed. */
+function failure(r: Ran, what: string): JailError {
+  const last = r.stderr.toString('utf8').trim().split('\n').pop();
+  return new JailError('internal', last || `jail: ${what} exited with status ${r.code}`);
+}
+
+/** Runs jail with args and resolves to what it printed. */
+export async function cli(args: string[]): Promise<Buffer> {
+  const r = await run([jailBinary(), ...args], undefined);
+  if (r.code !== 0) throw failure(r, args[0]!);
+  return r.stdout;
 }
 
 /** Creates a sandbox and answers its object. */
@@ -124,6 +137,5 @@ export async function create(o: CreateOptions): Promise<Wire> {
   }
   if (r.code === 0 && obj?.id) return obj;
   if (obj?.error) throw fromObject(obj.error);
-  const last = r.stderr.toString('utf8').trim().split('\n').pop();
-  throw new JailError('internal', last || `jail: create exited with status ${r.code}`);
+  throw failure(r, 'create');
 }

@@ -73,12 +73,22 @@ export function sandboxSockets(idOrName: string, known?: string): string[] {
 export function anySockets(): string[] {
   const dir = runtimeDir();
   if (!privateDir(dir)) return [];
-  const own = readdirSync(dir)
-    .filter((e) => e.startsWith(ID_PREFIX))
-    .sort()
+  const own = sandboxDirs(dir)
     .map((e) => join(dir, e, SANDBOX_SOCKET))
     .filter((p) => existsSync(p));
   return [...daemonSockets(), ...own];
+}
+
+function sandboxDirs(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((e) => e.startsWith(ID_PREFIX))
+    .sort();
+}
+
+/** Whether the runtime directory holds any sandbox, live or dead. */
+export function anyRecords(): boolean {
+  const dir = runtimeDir();
+  return privateDir(dir) && sandboxDirs(dir).length > 0;
 }
 
 /** $JAIL_BIN, else jail on PATH. */

@@ -6,9 +6,9 @@ import { JailError } from './errors.js';
 import { events } from './events.js';
 import { Files } from './files.js';
 import { json } from './http.js';
-import { anySockets, ID_PREFIX, jailBinary, sandboxSockets } from './locate.js';
+import { anyRecords, anySockets, ID_PREFIX, sandboxSockets } from './locate.js';
 import { Processes } from './processes.js';
-import { create, run } from './create.js';
+import { cli, create } from './create.js';
 import { commandBody, noSandbox, Target } from './target.js';
 import type { CreateOptions, ExecOptions, ExecResult, ListOptions, SandboxInfo } from './types.js';
 
@@ -69,9 +69,21 @@ export class Sandbox {
       const o = await json<Wire>(anySockets(), () => new NoneAnswered(), { method: 'GET', path: '/v1/sandboxes', query });
       return (o!.sandboxes ?? []).map((s: Wire) => new Sandbox(sandboxInfo(s)));
     } catch (e) {
-      if (e instanceof NoneAnswered) return []; // no daemon and no sandbox answers: there is none
-      throw e;
+      if (!(e instanceof NoneAnswered)) throw e;
     }
+    if (!anyRecords()) return [];
+    // Only records of dead sandboxes are left, whose sockets answer nothing: `jail ls --json`
+    // reads them, and the filter is applied here.
+    const o = JSON.parse((await cli(['ls', '--json'])).toString('utf8')) as Wire;
+    return (o.sandboxes ?? [])
+      .map((s: Wire) => sandboxInfo(s))
+      .filter(
+        (i: SandboxInfo) =>
+          Object.entries(opts.labels ?? {}).every(([k, v]) => i.labels[k] === v) &&
+          (!opts.name || i.name === opts.name) &&
+          (!opts.state || opts.state.includes(i.state as 'running')),
+      )
+      .map((i: SandboxInfo) => new Sandbox(i));
   }
 
   /** Removes the records of ended sandboxes; resolves to their ids. */
@@ -83,11 +95,7 @@ export class Sandbox {
       if (!(e instanceof NoneAnswered)) throw e;
     }
     // Nothing answers: `jail prune` finds dead sandboxes without any socket.
-    const r = await run([jailBinary(), 'prune'], undefined);
-    if (r.code !== 0) {
-      throw new JailError('internal', r.stderr.toString('utf8').trim() || `jail: prune exited with status ${r.code}`);
-    }
-    return r.stdout.toString('utf8').split(/\s+/).filter(Boolean);
+    return (await cli(['prune'])).toString('utf8').split(/\s+/).filter(Boolean);
   }
 
   /**

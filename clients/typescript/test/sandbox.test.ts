@@ -7,7 +7,7 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSy
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { JailError, Sandbox, type CreateOptions } from '@jail/sandbox';
-import { eventually, hostProcessesWith, unique, World } from './world.js';
+import { eventually, holders, hostProcessesWith, unique, World } from './world.js';
 
 const world = new World();
 const skip = world.skip();
@@ -236,6 +236,22 @@ describe('sandboxes', { skip }, () => {
     await rejectsWith(Sandbox.get(name), 'not_found');
     await rejectsWith(sb.exec('true'), 'not_found');
     await sb.delete({ missingOk: true });
+  });
+
+  test('a dead sandbox is listed through jail ls and pruned', async () => {
+    // Its keeper killed, it answers on no socket.
+    const sb = await create({ labels: { fate: 'dead' } });
+    const lock = join(world.runtime, sb.id, 'lock');
+    const keepers = holders(lock);
+    assert.equal(keepers.length, 1, String(keepers));
+    process.kill(keepers[0]!, 'SIGKILL');
+    assert.ok(await eventually(() => holders(lock).length === 0));
+    await rejectsWith(sb.exec('true'), 'not_found');
+    assert.deepEqual((await Sandbox.list({ labels: { fate: 'dead' } })).map((s) => [s.id, s.info.state]), [[sb.id, 'dead']]);
+    assert.deepEqual(await Sandbox.list({ labels: { fate: 'alive' } }), []);
+    assert.deepEqual(await Sandbox.prune(), [sb.id]);
+    assert.deepEqual(await Sandbox.list(), []);
+    assert.ok(!world.sandboxDirs().includes(sb.id));
   });
 
   test('create errors', async () => {

@@ -4,7 +4,7 @@
 // of its own and makes its own world.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -95,6 +95,28 @@ export function hostProcessesWith(marker: string): number[] {
     } catch {
       // gone meanwhile
     }
+  }
+  return pids;
+}
+
+/** Pids of processes with path open (a sandbox's keeper holds its lock file). */
+export function holders(path: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue;
+    }
+    if (fds.some((fd) => {
+      try {
+        return readlinkSync(`/proc/${entry}/fd/${fd}`) === path;
+      } catch {
+        return false;
+      }
+    })) pids.push(Number(entry));
   }
   return pids;
 }
