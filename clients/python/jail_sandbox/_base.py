@@ -188,6 +188,8 @@ class SandboxBase:
         - ``network`` (``none``, ``host``, ``proxy``), ``allow_hosts`` (the hosts its egress
           proxy reaches), ``allow_private``;
         - ``env``: variables of every command; ``timeout``: every command's default timeout;
+        - ``cache``: tools whose caches the project keeps between sandboxes and runs (e.g.
+          ``["go", "npm"]``; ``["none"]`` for none; default: the profile's);
         - ``name`` (unique among your sandboxes, usable wherever the id is), ``labels``;
         - ``idle_timeout``: removes it after so long without API use; ``ttl``: so long after
           create.

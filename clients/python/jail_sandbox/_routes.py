@@ -77,6 +77,7 @@ def create_request(
     allow_hosts: Sequence[str] = (),
     allow_private: bool = False,
     env: Optional[Mapping[str, str]] = None,
+    cache: Sequence[str] = (),
     timeout: Optional[float] = None,
     name: Optional[str] = None,
     labels: Optional[Mapping[str, str]] = None,
@@ -107,6 +108,8 @@ def create_request(
         req["network"] = net
     if env:
         req["env"] = dict(env)
+    if cache:
+        req["cache"] = list(cache)
     if labels:
         req["labels"] = dict(labels)
     for key, value in (("timeout", timeout), ("idle_timeout", idle_timeout), ("ttl", ttl)):
@@ -140,6 +143,8 @@ def create_args(req: dict) -> list[str]:
         args.append("--allow-private")
     for k, v in sorted(req.get("env", {}).items()):
         flag("env", f"{k}={v}")
+    if "cache" in req:
+        flag("cache", ",".join(req["cache"]))
     for key, name in (("timeout", "timeout"), ("idle_timeout", "idle-timeout"), ("ttl", "ttl")):
         if key in req:
             flag(name, req[key])

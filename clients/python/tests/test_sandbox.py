@@ -168,7 +168,7 @@ class TestLifecycle(unittest.TestCase):
         w = world()
         name = f"py-{uuid.uuid4().hex[:8]}"
         marker = f"jail-py-{uuid.uuid4().hex}"
-        sb = create(name=name, labels={"suite": "python", "name": name}, idle_timeout=600, ttl=3600)
+        sb = create(name=name, labels={"suite": "python", "name": name}, idle_timeout=600, ttl=3600, cache=["none"])
         try:
             self.assertTrue(sb.id.startswith("jb_"))
             self.assertEqual((sb.name, sb.info.state, sb.info.labels["suite"]), (name, "running", "python"))

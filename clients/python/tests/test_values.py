@@ -26,14 +26,14 @@ class TestValues(unittest.TestCase):
     def test_create_flags(self) -> None:
         req = _routes.create_request(
             profile="agent", workdir="/w", read=["/opt/data"], tmpfs=["/workspace"], allow_hosts=["pypi.org"],
-            env={"B": "2", "A": "1"}, name="n", labels={"k": "v"}, idle_timeout=900, ttl=7200, timeout=30,
+            env={"B": "2", "A": "1"}, cache=["go", "npm"], name="n", labels={"k": "v"}, idle_timeout=900, ttl=7200, timeout=30,
         )  # fmt: skip
         self.assertEqual(req["network"], {"allow_hosts": ["pypi.org"]})
         self.assertEqual(
             _routes.create_args(req),
             [
                 "create", "--json", "--profile=agent", "--ro=/opt/data", "--tmpfs=/workspace", "--allow-host=pypi.org",
-                "--env=A=1", "--env=B=2", "--timeout=30s", "--idle-timeout=900s", "--ttl=7200s", "--name=n", "--label=k=v",
+                "--env=A=1", "--env=B=2", "--cache=go,npm", "--timeout=30s", "--idle-timeout=900s", "--ttl=7200s", "--name=n", "--label=k=v",
             ],
         )  # fmt: skip
 

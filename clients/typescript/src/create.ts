@@ -36,6 +36,7 @@ export function createRequest(o: CreateOptions): Wire {
   if (o.allowPrivate) network.allow_private = true;
   if (Object.keys(network).length) req.network = network;
   if (o.env && Object.keys(o.env).length) req.env = { ...o.env };
+  if (o.cache?.length) req.cache = [...o.cache];
   if (o.labels && Object.keys(o.labels).length) req.labels = { ...o.labels };
   if (o.timeout) req.timeout = goDuration(o.timeout);
   if (o.idleTimeout) req.idle_timeout = goDuration(o.idleTimeout);
@@ -67,6 +68,7 @@ export function createArgs(req: Wire): string[] {
   for (const h of net.allow_hosts ?? []) flag('allow-host', h);
   if (net.allow_private) args.push('--allow-private');
   for (const kv of sortedPairs(req.env)) flag('env', kv);
+  if (req.cache?.length) flag('cache', req.cache.join(','));
   for (const [key, name] of [['timeout', 'timeout'], ['idle_timeout', 'idle-timeout'], ['ttl', 'ttl']] as const) {
     if (req[key]) flag(name, req[key]);
   }

@@ -22,6 +22,8 @@ export interface CreateOptions {
   allowPrivate?: boolean;
   /** Variables set for every command. */
   env?: Record<string, string>;
+  /** Tools whose caches the project keeps between sandboxes and runs, e.g. `['go', 'npm']`; `['none']` for none (default: the profile's). */
+  cache?: string[];
   /** Default timeout of every command, in ms. */
   timeout?: number;
   /** Unique among your sandboxes; works wherever the id does. */

@@ -200,7 +200,7 @@ describe('sandboxes', { skip }, () => {
   test('list, get by name, labels, timers; delete leaves nothing', async () => {
     const name = unique('ts');
     const marker = unique('jail-ts');
-    const sb = await create({ name, labels: { suite: 'typescript', name }, idleTimeout: 600_000, ttl: 3_600_000, env: { FROM_CREATE: 'yes' }, tmpfs: ['/scratch'] });
+    const sb = await create({ name, labels: { suite: 'typescript', name }, idleTimeout: 600_000, ttl: 3_600_000, env: { FROM_CREATE: 'yes' }, tmpfs: ['/scratch'], cache: ['none'] });
     try {
       assert.match(sb.id, /^jb_[0-9a-f]{12}$/);
       assert.deepEqual([sb.name, sb.info.state, sb.info.labels.suite], [name, 'running', 'typescript']);
