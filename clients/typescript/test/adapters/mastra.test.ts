@@ -5,7 +5,9 @@
 // a Workspace against a fake model.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Agent } from '@mastra/core/agent';
 import { Workspace } from '@mastra/core/workspace';
@@ -294,6 +296,16 @@ describe(`@mastra/core ${versionOf('@mastra/core')}: JailSandbox`, { skip }, () 
         await first._destroy();
         await second._destroy();
       }
+    });
+
+    test('the Python client reaches the same sandbox by its id', async () => {
+      const id = unique('from-python');
+      await withSandbox({ id }, async (m) => {
+        await m.executeCommand('sh', ['-c', 'echo written by mastra > ~/note']);
+        const program = `from jail_sandbox import Sandbox\nr = Sandbox.get(${JSON.stringify(id)}).exec("cat ~/note", merge_output=True)\nprint(r.exit_code, r.stdout.decode(), end="")`;
+        const out = execFileSync('python3', ['-c', program], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(process.cwd(), '..', 'python') } });
+        assert.equal(out, '0 written by mastra\n');
+      });
     });
   });
 });
