@@ -272,24 +272,7 @@ func TestHalfClose(t *testing.T) {
 // passed descriptor that is not one connected TCP socket is closed and the connection dropped.
 func TestPassedDescriptorsAreChecked(t *testing.T) {
 	tp := startProxy(t, Policy{}, nil, nil)
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	tl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl.Close()
-	lf, _ := tl.(*net.TCPListener).File()
-	defer lf.Close()
-	cases := map[string][]int{
-		"pipe":            {int(pw.Fd())},
-		"listening":       {int(lf.Fd())},
-		"two descriptors": {int(pw.Fd()), int(lf.Fd())},
-		"marker only":     nil,
-	}
+	pr, pw, cases := badRights(t)
 	for name, fds := range cases {
 		uc, err := net.Dial("unix", tp.sock)
 		if err != nil {
@@ -307,14 +290,8 @@ func TestPassedDescriptorsAreChecked(t *testing.T) {
 		}
 		uc.Close()
 	}
-	pw.Close()
-	// The proxy holds no copy of the pipe's write end: the reader sees EOF.
-	if n, err := io.Copy(io.Discard, pr); n != 0 || err != nil {
-		t.Errorf("pipe: %d %v", n, err)
-	}
+	pipeSeesEOF(t, pr, pw)
 }
-
-// TestNoLeakAfterClose: tunnels, forwards, SOCKS sessions, denials and stalls in flight when
 
 // TestPairMessagesAreChecked: the proxy takes nothing from the sandbox's end of the Pair on
 // trust: a message that is not one connected TCP socket is dropped, its descriptors closed, and
@@ -322,24 +299,7 @@ func TestPassedDescriptorsAreChecked(t *testing.T) {
 func TestPairMessagesAreChecked(t *testing.T) {
 	_, port := upstream(t, hello)
 	tp := startProxy(t, Policy{Allow: []string{"web.test:" + port}, AllowPrivate: true}, map[string]string{"web.test": "127.0.0.1"}, nil)
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	tl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl.Close()
-	lf, _ := tl.(*net.TCPListener).File()
-	defer lf.Close()
-	cases := map[string][]int{
-		"pipe":            {int(pw.Fd())},
-		"listening":       {int(lf.Fd())},
-		"two descriptors": {int(pw.Fd()), int(lf.Fd())},
-		"marker only":     nil,
-	}
+	pr, pw, cases := badRights(t)
 	for name, fds := range cases {
 		var oob []byte
 		if fds != nil {
@@ -352,11 +312,7 @@ func TestPairMessagesAreChecked(t *testing.T) {
 	if code, body := tp.get(t, "http://web.test:"+port+"/"); code != 200 || body != "hello from web.test:"+port {
 		t.Errorf("after the bad messages: %d %q", code, body)
 	}
-	pw.Close()
-	// The proxy holds no copy of the pipe's write end: the reader sees EOF.
-	if n, err := io.Copy(io.Discard, pr); n != 0 || err != nil {
-		t.Errorf("pipe: %d %v", n, err)
-	}
+	pipeSeesEOF(t, pr, pw)
 }
 
 // TestNoLeakAfterClose: tunnels, forwards, SOCKS sessions, denials and stalls in flight when
@@ -487,5 +443,39 @@ func TestEarlyData(t *testing.T) {
 	reply := make([]byte, 2+10+len("optimistic"))
 	if _, err := io.ReadFull(s, reply); err != nil || reply[3] != 0 || string(reply[12:]) != "optimistic" {
 		t.Errorf("SOCKS5 early data: %q %v", reply, err)
+	}
+}
+
+// badRights is what a sandbox may pass instead of one connected TCP socket, by name: the
+// descriptors (a pipe's write end, a listening socket) to send with the marker. The pipe's read
+// end is pr, its write end pw.
+func badRights(t *testing.T) (pr, pw *os.File, cases map[string][]int) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pr.Close() })
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tl.Close() })
+	lf, _ := tl.(*net.TCPListener).File()
+	t.Cleanup(func() { lf.Close() })
+	return pr, pw, map[string][]int{
+		"pipe":            {int(pw.Fd())},
+		"listening":       {int(lf.Fd())},
+		"two descriptors": {int(pw.Fd()), int(lf.Fd())},
+		"marker only":     nil,
+	}
+}
+
+// pipeSeesEOF closes pw and checks that the proxy kept no copy of the pipe's write end: the
+// reader sees EOF.
+func pipeSeesEOF(t *testing.T, pr, pw *os.File) {
+	t.Helper()
+	pw.Close()
+	if n, err := io.Copy(io.Discard, pr); n != 0 || err != nil {
+		t.Errorf("pipe: %d %v", n, err)
 	}
 }
