@@ -79,6 +79,57 @@ type CreateRequest struct {
 	Labels      map[string]string `json:"labels,omitempty"`
 	IdleTimeout Duration          `json:"idle_timeout,omitempty"`
 	TTL         Duration          `json:"ttl,omitempty"`
+	Workspace   string            `json:"workspace,omitempty"`
+}
+
+// ChangeSet is a sandbox's overlay workspace's change set (GET /v1/sandboxes/{id}/changes):
+// what its commands wrote, waiting to be applied to the tree (docs/workspace.md).
+type ChangeSet struct {
+	ID        string     `json:"id"`
+	Tree      string     `json:"tree"`
+	Live      bool       `json:"live"` // the sandbox lives, its commands writing here
+	Changes   []Change   `json:"changes"`
+	Conflicts []Conflict `json:"conflicts"`
+}
+
+// Change is one path's change, with git status --short's letter: A, M, D, R (renamed from From)
+// or T (type changed).
+type Change struct {
+	Status string `json:"status"`
+	Path   string `json:"path"`
+	From   string `json:"from,omitempty"`
+}
+
+// Conflict is a change whose path the tree changed since the sandbox was created.
+type Conflict struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Refusal is a change apply refuses unless allow names its class.
+type Refusal struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+	Allow  string `json:"allow"`
+}
+
+// ApplyRequest is POST /v1/sandboxes/{id}/changes/apply's body: the paths to apply (relative to
+// the tree, or absolute inside it; none: all), the refused classes to take anyway (git,
+// protected, autorun, links, special) and whether to overwrite conflicts.
+type ApplyRequest struct {
+	Paths     []string `json:"paths,omitempty"`
+	Allow     []string `json:"allow,omitempty"`
+	Overwrite bool     `json:"overwrite,omitempty"`
+}
+
+// ApplyResponse says what apply wrote; or, with Error set (failed_precondition), why it wrote
+// nothing: the refusals and conflicts.
+type ApplyResponse struct {
+	Written   []Change   `json:"written"`
+	Refused   []Refusal  `json:"refused,omitempty"`
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	Removed   bool       `json:"removed"` // applied in full after the sandbox's end: the change set is gone
+	Error     *Error     `json:"error,omitempty"`
 }
 
 // Sandbox states.
@@ -97,6 +148,7 @@ type Sandbox struct {
 	Workdir     string            `json:"workdir"`
 	Cwd         string            `json:"cwd"`
 	Grants      Grants            `json:"grants"`
+	Workspace   string            `json:"workspace,omitempty"`
 	Network     Network           `json:"network"`
 	Timeout     Duration          `json:"timeout,omitempty"`
 	Labels      map[string]string `json:"labels"`

@@ -185,6 +185,15 @@ func (k *Keeper) hold(spec *plan.Spec) error {
 	return nil
 }
 
+// Keep hands the keeper f to keep open until the sandbox is gone: the lock of the overlay
+// workspace's change set (package workspace), which says the sandbox is live while it is held.
+func (k *Keeper) Keep(f *os.File) error {
+	if _, _, _, err := k.conn.Call(session.Msg{Type: session.MsgKeep}, nil, session.MsgOK, int(f.Fd())); err != nil {
+		return fail.New("hand the change set's lock to the keeper", "", err)
+	}
+	return nil
+}
+
 // Ready reads init's messages until the spawner runs, or init reports its error.
 func (k *Keeper) Ready() error {
 	log := k.log

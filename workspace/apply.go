@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func (cs *ChangeSet) Apply(opt ApplyOptions) (*Applied, error) {
 		err = fmt.Errorf("record what was applied: %w", merr)
 	}
 	if err == nil {
-		if left, cerr := cs.Changes(); cerr == nil && len(left) == 0 {
+		if left, cerr := cs.Changes(); cerr == nil && len(left) == 0 && cs.removable() {
 			res.Removed = removeTree(cs.Dir) == nil
 		}
 	}
@@ -154,6 +155,9 @@ func (cs *ChangeSet) isLink(rel string) bool {
 	return false
 }
 
+// ErrNoChange is the error of a path that selects no change of a change set.
+var ErrNoChange = errors.New("no change")
+
 // selectPaths keeps the changes at or beneath one of paths; every path must select one.
 func selectPaths(changes []Change, paths []string) ([]Change, error) {
 	if len(paths) == 0 {
@@ -169,29 +173,59 @@ func selectPaths(changes []Change, paths []string) ([]Change, error) {
 	}
 	for _, p := range paths {
 		if !slices.ContainsFunc(out, func(c Change) bool { return beneath(c.Path, p) || c.From != "" && beneath(c.From, p) }) {
-			return nil, fmt.Errorf("no change at %s", quote(p))
+			return nil, fmt.Errorf("%w at %s", ErrNoChange, quote(p))
 		}
 	}
 	return out, nil
 }
 
-// lockForApply takes the change set's lock (ChangeSet.lock): a change set is applied once its
-// run is over, by one apply at a time.
+// lockForApply takes the lock an apply holds while it works. A run's change set is applied once
+// its run is over, by one apply at a time: the directory's lock (ChangeSet.lock). A persistent
+// sandbox's is applied while the sandbox lives too — apply writes the tree, never the layer the
+// sandbox's overlay writes — so, its keeper holding the directory's lock, appliers take a file's.
 func (cs *ChangeSet) lockForApply() (func(), error) {
-	f, err := cs.lock(unix.LOCK_EX)
-	if err != nil {
-		return nil, err
+	if !cs.Manifest.Sandbox {
+		f, err := cs.lock(unix.LOCK_EX)
+		if err != nil {
+			return nil, err
+		}
+		return func() { f.Close() }, nil
+	}
+	f, err := os.OpenFile(filepath.Join(cs.Dir, applyLockName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+		}
+	}
+	switch {
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return nil, fmt.Errorf("change set %s: %w: another jail is applying it", cs.ID, ErrInUse)
+	case err != nil:
+		return nil, fmt.Errorf("lock change set %s: %w", cs.ID, err)
 	}
 	return func() { f.Close() }, nil
 }
 
-// remove deletes the change set, unless its sandbox is still running.
+// removable reports whether a change set applied in full may go: not while its sandbox lives,
+// whose overlay still has it as its upper layer.
+func (cs *ChangeSet) removable() bool {
+	return !cs.Manifest.Sandbox || !cs.running()
+}
+
+// remove deletes the change set, unless its sandbox is still running or it is being applied.
 func (cs *ChangeSet) remove() error {
-	unlock, err := cs.lockForApply()
+	f, err := cs.lock(unix.LOCK_EX)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer f.Close()
+	if cs.Manifest.Sandbox {
+		unlock, err := cs.lockForApply()
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	if err := removeTree(cs.Dir); err != nil {
 		return fmt.Errorf("discard change set %s: %w", cs.ID, err)
 	}

@@ -88,15 +88,20 @@ func (r *Run) create(spec *plan.Spec, m plan.Mount, treeMode os.FileMode) error 
 // failed) and releases the lock. A change set without changes is removed: a run that wrote
 // nothing leaves nothing. It returns how many changes the change set holds.
 func (r *Run) Finish(status *int) (int, error) {
-	cs := r.ChangeSet
 	defer r.release()
+	return r.ChangeSet.finish(status)
+}
+
+// finish closes a change set whose sandbox has ended, under its lock: it removes overlayfs's
+// scratch directory, records the end, and removes the change set if it holds no change.
+func (cs *ChangeSet) finish(status *int) (int, error) {
 	// overlayfs's scratch directory, which it leaves mode 0: nothing in it outlives the mount,
 	// and left there it would stop an ordinary rm -r of the store.
 	_, work := Layout(cs.Dir)
 	removeTree(filepath.Join(work, "work"))
 	changes, err := cs.Changes()
 	if err == nil && len(changes) == 0 {
-		return 0, removeTree(cs.Dir) // under the run's own lock
+		return 0, removeTree(cs.Dir) // under the lock
 	}
 	now := time.Now().UTC()
 	cs.Manifest.Ended, cs.Manifest.Status = &now, status
@@ -104,6 +109,39 @@ func (r *Run) Finish(status *int) (int, error) {
 		return 0, fmt.Errorf("finish change set %s: %w", cs.ID, werr)
 	}
 	return len(changes), err
+}
+
+// ForSandbox makes the change set the workspace of the persistent sandbox it is named after
+// (name: the sandbox's name, "" for none): it outlives the sandbox until applied or discarded.
+func (r *Run) ForSandbox(name string) error {
+	cs := r.ChangeSet
+	cs.Manifest.Sandbox, cs.Manifest.Name = true, name
+	return cs.writeManifest()
+}
+
+// Lock is the change set's lock, held while its sandbox lives: a persistent sandbox's keeper
+// keeps a copy (the same open file, so the same lock) until the sandbox is gone.
+func (r *Run) Lock() *os.File { return r.lock }
+
+// Handed drops this process's copy of the lock, another (a keeper) holding it now.
+func (r *Run) Handed() { r.release() }
+
+// Abandon removes the change set of a sandbox that was never made.
+func (r *Run) Abandon() {
+	removeTree(r.ChangeSet.Dir)
+	r.release()
+}
+
+// Settle finishes the change set of a persistent sandbox that has ended (jail rm, its timers,
+// its keeper killed): as Finish does for a run. It returns how many changes wait, and an error
+// (ErrInUse) while the sandbox lives.
+func (cs *ChangeSet) Settle() (int, error) {
+	f, err := cs.lock(unix.LOCK_EX)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return cs.finish(nil)
 }
 
 // release drops the lock.
@@ -153,11 +191,26 @@ func (cs *ChangeSet) lock(how int) (*os.File, error) {
 	if err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("change set %s is in use: its sandbox is still running, or another jail is applying it", cs.ID)
+			if cs.Manifest.Sandbox {
+				return nil, fmt.Errorf("change set %s: %w: it is the workspace of a live sandbox (jail rm %s first)", cs.ID, ErrInUse, cs.sandboxName())
+			}
+			return nil, fmt.Errorf("change set %s: %w: its sandbox is still running, or another jail is applying it", cs.ID, ErrInUse)
 		}
 		return nil, fmt.Errorf("lock change set %s: %w", cs.ID, err)
 	}
 	return f, nil
+}
+
+// ErrInUse is the error of an operation on a change set that a live sandbox or another apply
+// holds.
+var ErrInUse = errors.New("in use")
+
+// sandboxName names the change set's sandbox as its user knows it: its name, else its ID.
+func (cs *ChangeSet) sandboxName() string {
+	if cs.Manifest.Name != "" {
+		return cs.Manifest.Name
+	}
+	return cs.ID
 }
 
 // running reports whether a jail holds the change set's lock (its sandbox is still running).

@@ -27,6 +27,11 @@ type Manifest struct {
 	// belongs to a jail that was killed.
 	Ended  *time.Time `json:"ended,omitempty"`
 	Status *int       `json:"status,omitempty"`
+	// Sandbox says the change set is a persistent sandbox's workspace (jail create): its ID is
+	// the sandbox's, Name the sandbox's name when it has one. It lives as long as the sandbox,
+	// every command of it writing here, and after it until applied or discarded.
+	Sandbox bool   `json:"sandbox,omitempty"`
+	Name    string `json:"name,omitempty"`
 	// Protected are the paths (relative to Tree) the profile kept read-only inside the
 	// workspace; apply refuses changes there.
 	Protected []string `json:"protected,omitempty"`
@@ -53,6 +58,11 @@ type damagedError struct {
 	cs  *ChangeSet
 	why string
 }
+
+// ErrDamaged is what a damaged change set's errors are (errors.Is).
+var ErrDamaged = errors.New("damaged change set")
+
+func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
 
 func (e *damagedError) Error() string {
 	return fmt.Sprintf("change set %s is damaged: %s (jail discard %s removes it; %s holds it)", e.cs.ID, e.why, e.cs.ID, e.cs.Dir)

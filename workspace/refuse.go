@@ -51,6 +51,16 @@ func (c Class) Flag() string {
 	return ""
 }
 
+// ClassNamed returns the class whose flag is --allow-NAME.
+func ClassNamed(name string) (Class, bool) {
+	for _, k := range classes {
+		if k.flag == "--allow-"+name {
+			return k.class, true
+		}
+	}
+	return 0, false
+}
+
 // Refusal is a change apply will not write, and why.
 type Refusal struct {
 	Path   string

@@ -24,18 +24,26 @@ func (cs *ChangeSet) Conflicts(changes []Change) []Conflict {
 	return out
 }
 
-// StatusLine describes a change in one line, as git status --short does: A added, M modified,
-// D deleted, R renamed (old -> new), T type changed.
+// StatusLine describes a change in one line, as git status --short does (Status's letter).
 func StatusLine(c Change) string {
+	if c.From != "" {
+		return fmt.Sprintf("R  %s -> %s", quote(c.From), quote(c.Path))
+	}
+	return Status(c) + "  " + quote(c.Path)
+}
+
+// Status is a change's letter in git status --short: A added, M modified, D deleted, R renamed,
+// T type changed.
+func Status(c Change) string {
 	switch {
 	case c.From != "":
-		return fmt.Sprintf("R  %s -> %s", quote(c.From), quote(c.Path))
+		return "R"
 	case c.Old == nil:
-		return "A  " + quote(c.Path)
+		return "A"
 	case c.New == nil:
-		return "D  " + quote(c.Path)
+		return "D"
 	case c.Old.Mode.Type() != c.New.Mode.Type():
-		return "T  " + quote(c.Path)
+		return "T"
 	}
-	return "M  " + quote(c.Path)
+	return "M"
 }

@@ -18,10 +18,12 @@ import (
 //	    changeset.json   the manifest: tree, command, start, end, what apply wrote
 //	    upper/           overlayfs's upper layer: the command's writes, whiteouts for deletions
 //	    work/            overlayfs's work directory (empty between runs)
+//	    apply.lock       a persistent sandbox's: flock'ed by apply (the keeper holds the directory's)
 const (
-	manifestName = "changeset.json"
-	upperName    = "upper"
-	workName     = "work"
+	manifestName  = "changeset.json"
+	applyLockName = "apply.lock" // a sandbox's appliers' lock (lockForApply)
+	upperName     = "upper"
+	workName      = "work"
 )
 
 // StoreDir is where change sets are kept: $XDG_STATE_HOME/jail/changes, by default
@@ -33,6 +35,15 @@ func StoreDir(home string, getenv func(string) string) string {
 		state = filepath.Join(home, ".local", "state")
 	}
 	return filepath.Join(filepath.Clean(state), "jail", "changes")
+}
+
+// UserStore is the store of the user running jail.
+func UserStore() (Store, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Store{}, fmt.Errorf("home directory: %w", err)
+	}
+	return Store{Dir: StoreDir(home, os.Getenv)}, nil
 }
 
 // Layout is where a change set's overlay layers lie, beneath its directory in the store.
@@ -103,8 +114,9 @@ func (s Store) List() ([]*ChangeSet, error) {
 // minPrefix is the shortest ID prefix Open takes for a whole ID.
 const minPrefix = 4
 
-// Open returns the change set named id, or the only one whose ID starts with id (at least
-// minPrefix characters). An ambiguous prefix is an error that lists the candidates.
+// Open returns the change set named id; else the newest persistent sandbox's whose name is id;
+// else the only one whose ID starts with id (at least minPrefix characters). An ambiguous
+// prefix is an error that lists the candidates.
 func (s Store) Open(id string) (*ChangeSet, error) {
 	if !ValidID(id) {
 		return nil, fmt.Errorf("%q: %w (an ID is letters, digits, '.', '_' and '-'; jail changes lists them)", id, ErrNoChangeSet)
@@ -115,6 +127,11 @@ func (s Store) Open(id string) (*ChangeSet, error) {
 	all, err := s.List()
 	if err != nil {
 		return nil, err
+	}
+	for _, cs := range slices.Backward(all) {
+		if cs.Err == nil && cs.Manifest.Sandbox && cs.Manifest.Name == id {
+			return cs, nil // the newest sandbox of that name: a live one, if any
+		}
 	}
 	var match []string
 	for _, cs := range all {

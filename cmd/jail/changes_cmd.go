@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,25 +17,20 @@ import (
 
 // The change sets of overlay workspaces (--workspace overlay): `jail changes` lists them, `jail
 // diff` shows one, `jail apply` writes one into its tree, `jail discard` removes one. Each takes
-// a change set's ID (or a prefix of at least 4 characters); without one, the newest change set
-// whose tree holds the current directory.
+// a change set's ID (or a prefix of at least 4 characters), or a persistent sandbox's name,
+// whose change set has its id; without one, the newest change set whose tree holds the current
+// directory.
 
 const changesUsage = `usage: jail changes
-       jail diff [ID] [PATH...]
-       jail apply [ID] [PATH...] [--allow-git] [--allow-protected] [--allow-autorun] [--allow-links] [--allow-special] [--overwrite]
-       jail discard [ID]`
+       jail diff [ID|NAME] [PATH...]
+       jail apply [ID|NAME] [PATH...] [--allow-git] [--allow-protected] [--allow-autorun] [--allow-links] [--allow-special] [--overwrite]
+       jail discard [ID|NAME]`
 
 // exitRefused is apply's status when it wrote nothing because changes were refused or conflict.
 const exitRefused = 1
 
 // userStore is the change-set store of the user running jail.
-func userStore() (workspace.Store, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return workspace.Store{}, fmt.Errorf("home directory: %w", err)
-	}
-	return workspace.Store{Dir: workspace.StoreDir(home, os.Getenv)}, nil
-}
+var userStore = workspace.UserStore
 
 // runChanges is `jail changes`.
 func runChanges(args []string, stdio jail.Stdio) int {
@@ -61,12 +57,23 @@ func runChanges(args []string, stdio jail.Stdio) int {
 			continue
 		}
 		m := cs.Manifest
+		if m.Sandbox && m.Ended == nil && !cs.Running() {
+			// A sandbox that ended without jail rm (its timers, its keeper killed): finished
+			// here, as rm does.
+			if n, err := cs.Settle(); n == 0 && err == nil {
+				continue // it held nothing, and is gone
+			}
+		}
 		count := "-"
 		if changes, err := cs.Changes(); err == nil {
 			count = fmt.Sprint(len(changes))
 		}
+		command := commandLine(m.Command)
+		if m.Sandbox {
+			command = "sandbox " + cmp.Or(m.Name, cs.ID) // jail create: its commands are jail exec's
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cs.ID, changeSetState(cs), count,
-			m.Started.Local().Format("2006-01-02 15:04"), m.Tree, commandLine(m.Command))
+			m.Started.Local().Format("2006-01-02 15:04"), m.Tree, command)
 	}
 	tw.Flush()
 	return 0
@@ -78,6 +85,8 @@ func changeSetState(cs *workspace.ChangeSet) string {
 	switch m := cs.Manifest; {
 	case cs.Running():
 		return "running"
+	case m.Sandbox:
+		return "removed" // the sandbox; its change set waits
 	case m.Status != nil:
 		return fmt.Sprintf("exit %d", *m.Status)
 	case m.Ended != nil:

@@ -28,7 +28,7 @@ const usage = `Usage: jail [OPTIONS] [--] COMMAND [ARG...]
        jail create [OPTIONS] | exec ID -- COMMAND | ls | inspect ID | cp | rm ID... | prune | serve
                                              persistent sandboxes (jail create --help; docs/api.md)
        jail seccomp export [-p PROFILE] [-o FILE]
-       jail changes | diff [ID] [PATH...] | apply [ID] [PATH...] | discard [ID]
+       jail changes | diff [ID|NAME] [PATH...] | apply [ID|NAME] [PATH...] | discard [ID|NAME]
        jail --version | --help
 
 Runs COMMAND in a fresh sandbox built from a profile: its own user, mount, pid, ipc, uts and net

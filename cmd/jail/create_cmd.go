@@ -15,13 +15,14 @@ import (
 
 const createUsage = `Usage: jail create [-p PROFILE] [--ro PATH] [--rw PATH] [--hide PATH] [--tmpfs PATH]
                    [--net MODE] [--allow-host PATTERN] [--allow-private] [--env NAME[=VALUE]]
-                   [--cwd DIR] [--cache TOOL,...] [--timeout DURATION] [--name NAME]
+                   [--cwd DIR] [--cache TOOL,...] [--timeout DURATION] [--workspace MODE] [--name NAME]
                    [--label KEY=VALUE] [--idle-timeout DURATION] [--ttl DURATION] [--json] [-v]
 
 Creates a persistent sandbox from a profile, as a run would build it, and prints its id once it
 is ready for jail exec. The current directory is the profile's $CWD. --timeout is the default
 timeout of each command; --idle-timeout removes the sandbox after so long without use, --ttl
-so long after create. --json prints the sandbox as jail inspect does (and errors as JSON too).
+so long after create. --workspace overlay keeps the working directory's writes in a change set
+named after the sandbox (jail diff, jail apply, jail discard ID|NAME). --json prints the sandbox as jail inspect does (and errors as JSON too).
 `
 
 // createFlags are `jail create`'s options: a run's sandbox flags, then create's own.
@@ -87,9 +88,15 @@ func create(k *jail.Keeper, kerr error, fs *flag.FlagSet, f *createFlags, stdio 
 	case k == nil:
 		return nil, api.Errorf(api.Internal, "create: no keeper started (run jail create itself, not through a wrapper that changes its arguments)")
 	}
-	spec, err := resolve(f.profile, &f.overlay, persist.Argv)
+	host, err := loadHost()
+	if err != nil {
+		return nil, api.Errorf(api.Internal, "%s", err)
+	}
+	id := persist.NewID()
+	host.ChangeSet = id // an overlay workspace's change set is the sandbox's
+	spec, err := resolveOn(host, f.profile, &f.overlay, persist.Argv)
 	if err != nil {
 		return nil, api.Errorf(api.InvalidArgument, "%s", err)
 	}
-	return persist.Create(k, spec, persist.Options{Name: f.name, Labels: f.labels, IdleTimeout: f.idleTimeout, TTL: f.ttl, Verbose: f.verbose, Warnings: stdio.Err})
+	return persist.Create(k, spec, persist.Options{ID: id, Name: f.name, Labels: f.labels, IdleTimeout: f.idleTimeout, TTL: f.ttl, Verbose: f.verbose, Warnings: stdio.Err})
 }

@@ -316,27 +316,27 @@ func TestKilledSpawnerEndsTheSandbox(t *testing.T) {
 	}
 }
 
-// TestCreateFailsLeavingNothing: a create that fails leaves no sandbox, record, process or name
-// behind: a missing grant (init's setup fails), and the two plans a run finishes on the host once
-// its command ends, refused before anything starts.
+// TestCreateFailsLeavingNothing: a create that fails leaves no sandbox, record, process, name or
+// change set behind: a missing grant (init's setup fails; with the overlay workspace too), and
+// git commit mode, which a run finishes on the host once its command ends, refused before
+// anything starts.
 func TestCreateFailsLeavingNothing(t *testing.T) {
 	repo := t.TempDir()
 	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v: %s", err, out)
 	}
-	overlay := filepath.Join(t.TempDir(), "overlay.toml")
-	writeFile(t, overlay, "extends = [\"agent\"]\n[filesystem]\nworkspace = \"overlay\"\n")
+	state := t.TempDir() // the overlay's change-set store
 	for _, c := range []struct {
 		dir  string
 		args []string
 		want string
 	}{
 		{t.TempDir(), []string{"--ro", "/nonexistent/path"}, "/nonexistent/path"},
-		{repo, []string{"-p", overlay}, "the overlay workspace"},
+		{repo, []string{"--workspace", "overlay", "--ro", "/nonexistent/path"}, "/nonexistent/path"},
 		{repo, []string{"-p", "agent-commit"}, "git commit mode"},
 	} {
 		before, _ := os.ReadDir(runtimeDir)
-		_, errOut, code := runJailIn(t, c.dir, "", append([]string{"create", "--name", "failing"}, c.args...)...)
+		_, errOut, code := runJailWith(t, runOpts{dir: c.dir, env: []string{"XDG_STATE_HOME=" + state}}, append([]string{"create", "--name", "failing"}, c.args...)...)
 		if code != 125 || !strings.Contains(errOut, c.want) {
 			t.Fatalf("create %s: exit %d, %q; want 125 and %q", c.args, code, errOut, c.want)
 		}
@@ -351,6 +351,9 @@ func TestCreateFailsLeavingNothing(t *testing.T) {
 			}
 		}
 	}
+	if left, _ := os.ReadDir(filepath.Join(state, "jail", "changes")); len(left) > 0 {
+		t.Errorf("a failed create left change sets: %v", left)
+	}
 }
 
 // TestEarlyKeeperKnowsEveryFlag ties spawn_early.c's option table to jail create's flag set, as
@@ -363,7 +366,7 @@ func TestEarlyKeeperKnowsEveryFlag(t *testing.T) {
 		"p": "agent", "profile": "agent", "ro": "/usr", "rw": dir, "hide": filepath.Join(dir, "secret"),
 		"tmpfs": "/workspace", "net": "host", "allow-host": "example.com", "env": "FOO=1", "cwd": dir,
 		"timeout": "1m", "name": "flag-test", "label": "a=b", "idle-timeout": "1h", "ttl": "1h",
-		"cache": "go",
+		"cache": "go", "workspace": "bind",
 	}
 	fs, _ := newCreateFlagSet()
 	fs.VisitAll(func(f *flag.Flag) {

@@ -34,9 +34,6 @@ func newRunFlagSet() (*flag.FlagSet, *runFlags) {
 	o := &f.overlay
 	fs.BoolVar(&f.opts.Quiet, "q", false, "")
 	fs.BoolVar(&f.opts.Quiet, "quiet", false, "")
-	// A run's own: an overlay's change set is finished when its command ends (workspace);
-	// a persistent sandbox has none yet (jail/persist refuses one from a profile).
-	fs.StringVar(&o.Filesystem.Workspace, "workspace", "", "")
 	fs.StringVar(&o.Sandbox.Fallback, "fallback", "", "")
 	fs.BoolFunc("allow-weaker", "", func(string) error {
 		yes := true
@@ -90,6 +87,7 @@ func sandboxFlags(fs *flag.FlagSet, profile *string, overlay *profiles.Profile) 
 	fs.Var((*stringList)(&o.Process.Env), "env", "")
 	fs.StringVar(&o.Process.Cwd, "cwd", "", "")
 	fs.StringVar(&o.Limits.Timeout, "timeout", "", "")
+	fs.StringVar(&o.Filesystem.Workspace, "workspace", "", "")
 }
 
 // runCommand resolves the plan for one command and runs it in a sandbox.
@@ -166,6 +164,11 @@ func resolve(ref string, overlay *profiles.Profile, argv []string) (*plan.Spec, 
 	if err != nil {
 		return nil, err
 	}
+	return resolveOn(host, ref, overlay, argv)
+}
+
+// resolveOn is resolve on a host described already.
+func resolveOn(host profiles.Host, ref string, overlay *profiles.Profile, argv []string) (*plan.Spec, error) {
 	p, err := profiles.Load(ref, host)
 	if err != nil {
 		return nil, err

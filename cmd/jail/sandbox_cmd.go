@@ -91,6 +91,9 @@ func runRm(args []string, stdio jail.Stdio) int {
 	for _, id := range fs.Args() {
 		if err := c.Delete(id, *force); err != nil {
 			status = failAPI(stdio, err)
+		} else if cs, err := c.Changes(id); err == nil && len(cs.Changes) > 0 {
+			fmt.Fprintf(stdio.Err, "jail: %d changes of sandbox %s wait in change set %s: jail diff %s | jail apply %s | jail discard %s\n",
+				len(cs.Changes), id, cs.ID, id, id, id)
 		}
 	}
 	return status

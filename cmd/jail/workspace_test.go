@@ -492,7 +492,7 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 func TestChangesHelp(t *testing.T) {
 	for _, verb := range []string{"changes", "diff", "apply", "discard"} {
 		out, errOut, code := runJail(t, verb, "-h")
-		if code != 0 || !strings.Contains(out+errOut, "jail apply [ID] [PATH...]") {
+		if code != 0 || !strings.Contains(out+errOut, "jail apply [ID|NAME] [PATH...]") {
 			t.Errorf("jail %s -h: exit %d: %s%s", verb, code, out, errOut)
 		}
 	}

@@ -222,12 +222,14 @@ func keeperCall(id, dir string, m session.Msg) error {
 
 // Delete removes a sandbox: its processes, its sockets, its files. Without force it refuses
 // while a process an exec or a start began still runs. The record of a sandbox that is no longer
-// running is removed either way.
+// running is removed either way. Its overlay workspace's change set stays, unless it holds no
+// change: jail apply or jail discard takes it from there.
 func (c *Client) Delete(idOrName string, force bool) error {
 	id, dir, err := resolve(idOrName)
 	if err != nil {
 		return err
 	}
+	defer settle(id)
 	if !rundir.Live(dir) {
 		return removeRecord(id, dir)
 	}
@@ -287,6 +289,7 @@ func (c *Client) Prune() ([]string, error) {
 		if err := removeRecord(id, r.Dir(name)); err != nil {
 			return removed, err
 		}
+		settle(id)
 		if name == id {
 			removed = append(removed, id)
 		}

@@ -125,6 +125,9 @@ func CreateArgs(req api.CreateRequest) ([]string, error) {
 			flag(d.name, time.Duration(d.v).String())
 		}
 	}
+	if req.Workspace != "" {
+		flag("workspace", req.Workspace)
+	}
 	if req.Name != "" {
 		flag("name", req.Name)
 	}

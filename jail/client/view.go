@@ -20,7 +20,7 @@ func view(id, dir string) (*api.Sandbox, error) {
 	}
 	sb := &api.Sandbox{
 		ID: rec.ID, Name: rec.Name, Profile: rec.Profile, Workdir: rec.Workdir, Cwd: rec.Cwd,
-		Grants: rec.Grants, Network: rec.Network, Timeout: rec.Timeout, Labels: rec.Labels,
+		Grants: rec.Grants, Workspace: rec.Workspace, Network: rec.Network, Timeout: rec.Timeout, Labels: rec.Labels,
 		CreatedAt: rec.CreatedAt, IdleTimeout: rec.IdleTimeout, TTL: rec.TTL, State: api.StateDead,
 	}
 	if sb.Labels == nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/jail-sandbox/jail/jail/internal/spawn"
 	"github.com/jail-sandbox/jail/plan"
 	"github.com/jail-sandbox/jail/proxy"
+	"github.com/jail-sandbox/jail/workspace"
 )
 
 // Argv is the command of a persistent sandbox's plan: its spawner.
@@ -31,6 +32,7 @@ var Argv = []string{spawn.SpawnerArg0}
 // Options are create's own: a name, labels (KEY=VALUE), an idle timeout and a time to live (Go
 // durations, "": none).
 type Options struct {
+	ID          string // the sandbox's id (NewID), which its plan's change set is named after
 	Name        string
 	Labels      []string
 	IdleTimeout string
@@ -39,10 +41,14 @@ type Options struct {
 	Warnings    io.Writer // where the plan's warnings go
 }
 
+// NewID returns a new sandbox id. The plan is resolved with it, naming the overlay workspace's
+// change set (profiles.Host.ChangeSet), before Create takes it in Options.
+func NewID() string { return rundir.NewID() }
+
 // Create builds the sandbox spec describes (resolved with Argv as its command) with the keeper
 // k forked, records it and hands it over; it returns the sandbox as Get describes it. Until it
 // returns successfully, the keeper removes everything it made when k is closed.
-func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (*api.Sandbox, error) {
+func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (sb *api.Sandbox, err error) {
 	rec, err := createRecord(opts)
 	if err != nil {
 		return nil, err
@@ -59,6 +65,19 @@ func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (*api.Sandbox, error)
 	}
 	for _, w := range spec.Warnings {
 		fmt.Fprintf(opts.Warnings, "jail: warning: %s\n", w)
+	}
+	ws, err := beginWorkspace(k, spec, rec)
+	if err != nil {
+		return nil, err
+	}
+	if ws != nil {
+		defer func() {
+			if err != nil {
+				ws.Abandon()
+			} else {
+				ws.Handed()
+			}
+		}()
 	}
 	// init waits for its plan: it goes first, while this process makes the state directory,
 	// unless the plan binds the egress proxy's socket, which must then exist before.
@@ -111,7 +130,10 @@ func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (*api.Sandbox, error)
 
 // createRecord checks create's own options and starts the sandbox's record with them.
 func createRecord(opts Options) (*rundir.Record, error) {
-	rec := &rundir.Record{ID: rundir.NewID(), Name: opts.Name, CreatedAt: time.Now().UTC()}
+	rec := &rundir.Record{ID: opts.ID, Name: opts.Name, CreatedAt: time.Now().UTC()}
+	if !rundir.IsID(rec.ID) {
+		return nil, api.Errorf(api.Internal, "create: sandbox id %q is not one NewID makes", rec.ID)
+	}
 	if opts.Name != "" {
 		if err := rundir.CheckName(opts.Name); err != nil {
 			return nil, api.Errorf(api.InvalidArgument, "%s", err)
@@ -209,13 +231,38 @@ func exposes(spec *plan.Spec, root string) error {
 	return nil
 }
 
-// finishedAtTheEnd refuses what a run finishes on the host once its command has ended, which a
-// persistent sandbox, whose end is rm or a timer in the keeper, does not yet do: the overlay
-// workspace's change set and git commit mode's import of the commits made inside.
-func finishedAtTheEnd(spec *plan.Spec) error {
-	if m, ok := spec.WorkspaceOverlay(); ok {
-		return api.Errorf(api.InvalidArgument, "the overlay workspace (%s) is for a run: a persistent sandbox does not keep a change set yet; use workspace \"bind\"", m.Target)
+// beginWorkspace creates the change set of the plan's overlay workspace (nil when it has none),
+// named after the sandbox, and hands its lock to the keeper: the change set is the sandbox's
+// workspace, every exec writing it, for as long as the sandbox lives, and stays after it until
+// applied or discarded.
+func beginWorkspace(k *jail.Keeper, spec *plan.Spec, rec *rundir.Record) (*workspace.Run, error) {
+	ws, err := workspace.Begin(spec)
+	if err != nil || ws == nil {
+		if err != nil {
+			err = api.Errorf(api.Internal, "%s", err)
+		}
+		return nil, err
 	}
+	if ws.ChangeSet.ID != rec.ID {
+		ws.Abandon()
+		return nil, api.Errorf(api.Internal, "create: the plan's change set %s is not sandbox %s's", ws.ChangeSet.ID, rec.ID)
+	}
+	err = ws.ForSandbox(rec.Name)
+	if err == nil {
+		err = k.Keep(ws.Lock())
+	}
+	if err != nil {
+		ws.Abandon()
+		return nil, api.Errorf(api.Internal, "%s", err)
+	}
+	rec.Workspace = "overlay"
+	return ws, nil
+}
+
+// finishedAtTheEnd refuses what a run finishes on the host once its command has ended, which a
+// persistent sandbox, whose end is rm or a timer in the keeper, does not yet do: git commit
+// mode's import of the commits made inside.
+func finishedAtTheEnd(spec *plan.Spec) error {
 	if spec.Git != nil && spec.Git.Import != nil {
 		return api.Errorf(api.InvalidArgument, "git commit mode is for a run: a persistent sandbox does not import its commits yet; use a profile without [git] commit")
 	}
@@ -286,6 +333,10 @@ func describe(rec *rundir.Record, spec *plan.Spec) {
 			}
 		case plan.MountBind:
 			g.Write = append(g.Write, m.Target)
+		case plan.MountOverlay:
+			if w, ok := spec.WorkspaceOverlay(); ok && w.Target == m.Target {
+				g.Write = append(g.Write, m.Target) // writable; its writes wait in the change set
+			}
 		case plan.MountTmpfs:
 			g.Tmpfs = append(g.Tmpfs, m.Target)
 		case plan.MountHideDir, plan.MountHideFile:

@@ -91,6 +91,8 @@ func (s *Server) serve(w *response, r *http1.Request) {
 		s.method(w, r, "POST", func() { s.exec(w, r, p[2]) })
 	case len(p) >= 4 && p[1] == "sandboxes" && p[3] == "processes":
 		s.processes(w, r, p[2], p[4:])
+	case len(p) >= 4 && p[1] == "sandboxes" && p[3] == "changes":
+		s.changes(w, r, p[2], p[4:])
 	case len(p) == 5 && p[1] == "sandboxes" && p[3] == "fs":
 		s.files(w, r, p[2], p[4])
 	default:

@@ -18,6 +18,7 @@ type Record struct {
 	Workdir     string            `json:"workdir"`
 	Cwd         string            `json:"cwd"`
 	Grants      api.Grants        `json:"grants"`
+	Workspace   string            `json:"workspace,omitempty"` // "overlay": the working directory's change set is the sandbox's
 	Network     api.Network       `json:"network"`
 	Timeout     api.Duration      `json:"timeout,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`

@@ -54,6 +54,7 @@ const (
 	MsgDir     = 'P'
 	MsgGo      = 'G'
 	MsgHold    = 'H'
+	MsgKeep    = 'K'
 	MsgSession = 'O'
 	MsgInit    = 'i'
 	MsgStarted = 's'

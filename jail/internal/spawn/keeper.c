@@ -19,6 +19,8 @@
 // - With the egress proxy, it runs jail's binary as jail_egress_arg0 on the proxy's socket.
 // - It holds the sandbox's placeholders (JAIL_MSG_HOLD) as a run's host or waiter does, and
 //   releases them once init is gone: the last sandbox using them removes them.
+// - It keeps the lock of an overlay workspace's change set (JAIL_MSG_KEEP) while the sandbox
+//   lives, so that jail tells the change set of a live sandbox from one whose sandbox is gone.
 //
 // Its state directory holds the lock it keeps locked (flock) while it lives, so that `jail ls`
 // tells a live sandbox from the record of a dead one without trusting any file. When the
@@ -81,6 +83,7 @@ struct keeper {
 	int64_t active;            // CLOCK_MONOTONIC of the last connection's start or end
 	int *hold;                 // the placeholders' hold (JAIL_MSG_HOLD), released at the end
 	int nhold;
+	int workspace; // the change set's lock (JAIL_MSG_KEEP), closed once init is gone; -1: none
 };
 
 static int64_t now(clockid_t clock) {
@@ -168,6 +171,10 @@ static void teardown(struct keeper *k, int all) {
 	int ws = kill_child(&k->init);
 	kill_child(&k->egress);
 	release_hold(k);
+	if (k->workspace >= 0) {
+		close(k->workspace);
+		k->workspace = -1;
+	}
 	if (k->dirfd >= 0) {
 		for (const char *s = "api.sock\0ctl.sock\0egress.sock\0"; *s; s += strlen(s) + 1)
 			unlinkat(k->dirfd, s, 0);
@@ -415,6 +422,15 @@ static int from_create(struct keeper *k) {
 		answer(k->create, JAIL_MSG_OK, 0);
 		return 0;
 	}
+	case JAIL_MSG_KEEP:
+		if (nfds != 1 || k->workspace >= 0) {
+			jail_close_fds(fds, nfds);
+			answer(k->create, JAIL_MSG_ERROR, EINVAL);
+			return 0;
+		}
+		k->workspace = fds[0];
+		answer(k->create, JAIL_MSG_OK, 0);
+		return 0;
 	case JAIL_MSG_GO:
 		if (nfds < 2 || k->init <= 0 || k->dirfd < 0) {
 			jail_close_fds(fds, nfds);
@@ -576,7 +592,7 @@ pid_t jail_fork_keeper(uint32_t ns) {
 	}
 	// The keeper: out of the caller's session, terminal, working directory and descriptors.
 	close(sp[0]);
-	static struct keeper k = {.create = -1, .chan = -1, .init = -1, .egress = -1, .dirfd = -1, .lock = -1, .api = -1, .ctl = -1};
+	static struct keeper k = {.create = -1, .chan = -1, .init = -1, .egress = -1, .dirfd = -1, .lock = -1, .api = -1, .ctl = -1, .workspace = -1};
 	k.uid = getuid();
 	k.create = sp[1];
 	jail_set_cmdline(jail_keeper_arg0);

@@ -40,6 +40,8 @@ enum {
 	JAIL_MSG_GO = 'G',    // ready: the listening sockets (fds: api, ctl[, egress]) and timers
 	JAIL_MSG_HOLD = 'H',  // hold fds, appended to those before, until the sandbox is gone: the
 	                      // placeholders' hold (jail_release_placeholders' fds, in order)
+	JAIL_MSG_KEEP = 'K',  // keep the fd open until the sandbox is gone: an overlay workspace's
+	                      // change-set lock (flock), which tells jail the sandbox is live
 	// From the keeper to the spawner.
 	JAIL_MSG_SESSION = 'O', // a client's connection (fd): it speaks to the spawner now
 	// Answers.

@@ -54,7 +54,7 @@ static const struct option {
     {"hide", VALUE | BOTH},   {"tmpfs", VALUE | BOTH},   {"net", VALUE | BOTH},      {"allow-host", VALUE | BOTH},
     {"env", VALUE | BOTH},    {"cwd", VALUE | BOTH},     {"timeout", VALUE | BOTH},  {"fallback", VALUE | RUN},
     {"report", VALUE | RUN},  {"json-status-fd", VALUE | RUN}, {"cache", VALUE | BOTH},
-    {"workspace", VALUE | RUN},
+    {"workspace", VALUE | BOTH},
     {"name", VALUE | CREATE}, {"label", VALUE | CREATE}, {"idle-timeout", VALUE | CREATE}, {"ttl", VALUE | CREATE},
     {"q", RUN},               {"quiet", RUN},            {"v", BOTH},                {"verbose", BOTH},
     {"explain", RUN},         {"allow-private", BOTH},   {"allow-weaker", RUN},      {"json", CREATE},
