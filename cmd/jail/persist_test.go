@@ -412,6 +412,7 @@ func TestCreateRequestIsCreatesFlags(t *testing.T) {
 		Network: api.Network{Mode: "proxy", AllowHosts: []string{"a.example", "b.example"}, AllowPrivate: true},
 		Env:     map[string]string{"A": "1", "B": "x=y"}, Cache: []string{"go", "npm"}, Timeout: api.Duration(time.Minute),
 		Labels: map[string]string{"k": "v"}, IdleTimeout: api.Duration(time.Hour), TTL: api.Duration(2 * time.Hour),
+		Workspace: "overlay",
 	}
 	args, err := client.CreateArgs(req)
 	if err != nil || args[0] != "create" {
@@ -423,15 +424,15 @@ func TestCreateRequestIsCreatesFlags(t *testing.T) {
 	}
 	o := f.overlay
 	got := []any{f.name, f.profile, o.Process.Cwd, o.Filesystem.Read, o.Filesystem.Write, o.Filesystem.Hide, o.Filesystem.Tmpfs,
-		o.Network.Mode, o.Network.Allow, *o.Network.AllowPrivate, o.Process.Env, o.Cache.Tools, o.Limits.Timeout, []string(f.labels), f.idleTimeout, f.ttl, f.json}
+		o.Network.Mode, o.Network.Allow, *o.Network.AllowPrivate, o.Process.Env, o.Cache.Tools, o.Limits.Timeout, o.Filesystem.Workspace, []string(f.labels), f.idleTimeout, f.ttl, f.json}
 	want := []any{"n", "readonly", "/c", []string{"/r"}, []string{"/rw"}, []string{"/h"}, []string{"/t"},
-		"proxy", []string{"a.example", "b.example"}, true, []string{"A=1", "B=x=y"}, []string{"go", "npm"}, "1m0s", []string{"k=v"}, "1h0m0s", "2h0m0s", true}
+		"proxy", []string{"a.example", "b.example"}, true, []string{"A=1", "B=x=y"}, []string{"go", "npm"}, "1m0s", "overlay", []string{"k=v"}, "1h0m0s", "2h0m0s", true}
 	if g, w := fmt.Sprint(got), fmt.Sprint(want); g != w {
 		t.Errorf("jail %q parsed as\n%s\nwant\n%s", args, g, w)
 	}
 	// Every field of the request is one of the above: a new one must be added to CreateArgs.
-	if n := reflect.TypeOf(req).NumField(); n != 12 {
-		t.Errorf("CreateRequest has %d fields; this test and CreateArgs know 12", n)
+	if n := reflect.TypeOf(req).NumField(); n != 13 {
+		t.Errorf("CreateRequest has %d fields; this test and CreateArgs know 13", n)
 	}
 	// And every flag of jail create that describes the sandbox is one of the request's: a new
 	// flag of sandboxFlags needs a field (and docs/api.md a row).
