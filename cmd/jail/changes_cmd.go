@@ -154,9 +154,10 @@ func changeSetArgs(args []string) (*workspace.ChangeSet, []string, error) {
 	return cs, paths, nil
 }
 
-// looksLikeID reports whether s could be a (prefix of a) change set's ID: hex digits.
+// looksLikeID reports whether s could be a (prefix of a) change set's ID: hex digits, or a
+// sandbox's id.
 func looksLikeID(s string) bool {
-	return strings.Trim(s, "0123456789abcdef") == ""
+	return strings.Trim(strings.TrimPrefix(s, "jb_"), "0123456789abcdef") == ""
 }
 
 // parseInterleaved parses fs's flags wherever they stand among the positional arguments, which
