@@ -48,7 +48,7 @@ func NewID() string { return rundir.NewID() }
 // Create builds the sandbox spec describes (resolved with Argv as its command) with the keeper
 // k forked, records it and hands it over; it returns the sandbox as Get describes it. Until it
 // returns successfully, the keeper removes everything it made when k is closed.
-func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (sb *api.Sandbox, err error) {
+func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (*api.Sandbox, error) {
 	rec, err := createRecord(opts)
 	if err != nil {
 		return nil, err
@@ -70,12 +70,13 @@ func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (sb *api.Sandbox, err
 	if err != nil {
 		return nil, err
 	}
+	handed := false // to the keeper, with the sandbox
 	if ws != nil {
 		defer func() {
-			if err != nil {
-				ws.Abandon()
-			} else {
+			if handed {
 				ws.Handed()
+			} else {
+				ws.Abandon()
 			}
 		}()
 	}
@@ -125,6 +126,7 @@ func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (sb *api.Sandbox, err
 	if err := k.Go(listeners, time.Duration(rec.IdleTimeout), deadline); err != nil {
 		return nil, api.Errorf(api.Internal, "%s", err)
 	}
+	handed = true
 	return client.View(rec.ID) // a new sandbox has no processes: no need to ask its spawner
 }
 
