@@ -144,6 +144,17 @@ func (cs *ChangeSet) Settle() (int, error) {
 	return cs.finish(nil)
 }
 
+// settled settles the change set of a persistent sandbox that ended without jail settling it
+// (its timers, its keeper killed, jail rm's fast path), and reports whether that removed it,
+// holding no change.
+func (cs *ChangeSet) settled() (gone bool) {
+	if !cs.Manifest.Sandbox || cs.Manifest.Ended != nil || cs.running() {
+		return false
+	}
+	n, err := cs.Settle()
+	return n == 0 && err == nil
+}
+
 // release drops the lock.
 func (r *Run) release() {
 	if r.lock != nil {

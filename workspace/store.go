@@ -91,7 +91,8 @@ type Store struct {
 var ErrNoChangeSet = errors.New("no such change set")
 
 // List returns every change set in the store, oldest first. A directory whose manifest cannot
-// be read is listed with Err set, so that it can still be shown and discarded.
+// be read is listed with Err set, so that it can still be shown and discarded. A persistent
+// sandbox's that ended unsettled is settled first (and gone when it held nothing).
 func (s Store) List() ([]*ChangeSet, error) {
 	entries, err := os.ReadDir(s.Dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -105,7 +106,9 @@ func (s Store) List() ([]*ChangeSet, error) {
 		if !e.IsDir() || !ValidID(e.Name()) {
 			continue
 		}
-		out = append(out, s.load(e.Name()))
+		if cs := s.load(e.Name()); cs.Err != nil || !cs.settled() {
+			out = append(out, cs)
+		}
 	}
 	slices.SortStableFunc(out, func(a, b *ChangeSet) int { return a.Manifest.Started.Compare(b.Manifest.Started) })
 	return out, nil
@@ -175,8 +178,11 @@ func (s Store) OpenAny(id string) (*ChangeSet, error) {
 // loaded is load for a change set that must be sound.
 func (s Store) loaded(id string) (*ChangeSet, error) {
 	cs := s.load(id)
-	if cs.Err != nil {
+	switch {
+	case cs.Err != nil:
 		return nil, cs.Err
+	case cs.settled():
+		return nil, fmt.Errorf("%s: %w: its sandbox ended without a change", id, ErrNoChangeSet)
 	}
 	return cs, nil
 }

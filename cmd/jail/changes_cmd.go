@@ -57,13 +57,6 @@ func runChanges(args []string, stdio jail.Stdio) int {
 			continue
 		}
 		m := cs.Manifest
-		if m.Sandbox && m.Ended == nil && !cs.Running() {
-			// A sandbox that ended without jail rm (its timers, its keeper killed): finished
-			// here, as rm does.
-			if n, err := cs.Settle(); n == 0 && err == nil {
-				continue // it held nothing, and is gone
-			}
-		}
 		count := "-"
 		if changes, err := cs.Changes(); err == nil {
 			count = fmt.Sprint(len(changes))

@@ -251,7 +251,13 @@ func TestSandboxWorkspaceAttacks(t *testing.T) {
 				t.Errorf("POST apply: %d %s, want 409 refusing %s", status, body, a.refused)
 			}
 			hostAction("after the refused applies")
-			o.jail(repo, "rm", "-f", id)
+			// rm -f (which C does without Go for other sandboxes) finishes the change set too.
+			if _, errOut, _ := o.jail(repo, "rm", "-f", id); !strings.Contains(errOut, "wait in change set "+id) {
+				t.Errorf("jail rm -f does not say what waits: %q", errOut)
+			}
+			if _, err := os.Lstat(filepath.Join(o.state, "jail", "changes", id, "work", "work")); !os.IsNotExist(err) {
+				t.Errorf("jail rm -f left overlayfs's scratch directory: %v", err)
+			}
 			if _, errOut, code := o.jail(repo, "apply", id); code != exitRefused || !strings.Contains(errOut, "refused "+a.refused) {
 				t.Errorf("jail apply after rm: exit %d:\n%s", code, errOut)
 			}

@@ -66,7 +66,7 @@ func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (*api.Sandbox, error)
 	for _, w := range spec.Warnings {
 		fmt.Fprintf(opts.Warnings, "jail: warning: %s\n", w)
 	}
-	ws, err := beginWorkspace(k, spec, rec)
+	ws, err := beginWorkspace(spec, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +96,12 @@ func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (*api.Sandbox, error)
 	if err := k.Start(spec, jail.Options{Verbose: opts.Verbose}); err != nil {
 		return nil, api.Errorf(api.Internal, "%s", err)
 	}
+	if ws != nil {
+		// After Start, which may have the keeper fork another init: no init inherits it.
+		if err := k.Keep(ws.Lock()); err != nil {
+			return nil, api.Errorf(api.Internal, "%s", err)
+		}
+	}
 	if dir == "" {
 		if dir, err = stateDir(root, rec, k); err != nil {
 			return nil, err
@@ -115,6 +121,12 @@ func Create(k *jail.Keeper, spec *plan.Spec, opts Options) (*api.Sandbox, error)
 	}
 	if err := rundir.WriteJSON(dir, rundir.RecordFile, rec); err != nil {
 		return nil, api.Errorf(api.Internal, "record the sandbox: %s", err)
+	}
+	if ws != nil {
+		// For jail rm's fast path, which leaves such a sandbox to Go (fast.c).
+		if err := os.Symlink(ws.ChangeSet.Dir, filepath.Join(dir, rundir.ChangesLink)); err != nil {
+			return nil, api.Errorf(api.Internal, "record the change set: %s", err)
+		}
 	}
 	if err := k.Ready(); err != nil {
 		return nil, api.Errorf(api.Internal, "%s", err)
@@ -234,10 +246,10 @@ func exposes(spec *plan.Spec, root string) error {
 }
 
 // beginWorkspace creates the change set of the plan's overlay workspace (nil when it has none),
-// named after the sandbox, and hands its lock to the keeper: the change set is the sandbox's
+// named after the sandbox, whose keeper will hold its lock: the change set is the sandbox's
 // workspace, every exec writing it, for as long as the sandbox lives, and stays after it until
 // applied or discarded.
-func beginWorkspace(k *jail.Keeper, spec *plan.Spec, rec *rundir.Record) (*workspace.Run, error) {
+func beginWorkspace(spec *plan.Spec, rec *rundir.Record) (*workspace.Run, error) {
 	ws, err := workspace.Begin(spec)
 	if err != nil || ws == nil {
 		if err != nil {
@@ -249,11 +261,7 @@ func beginWorkspace(k *jail.Keeper, spec *plan.Spec, rec *rundir.Record) (*works
 		ws.Abandon()
 		return nil, api.Errorf(api.Internal, "create: the plan's change set %s is not sandbox %s's", ws.ChangeSet.ID, rec.ID)
 	}
-	err = ws.ForSandbox(rec.Name)
-	if err == nil {
-		err = k.Keep(ws.Lock())
-	}
-	if err != nil {
+	if err := ws.ForSandbox(rec.Name); err != nil {
 		ws.Abandon()
 		return nil, api.Errorf(api.Internal, "%s", err)
 	}

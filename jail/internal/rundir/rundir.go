@@ -12,6 +12,7 @@
 //	    egress.sock, egress.json      the egress proxy's socket (bound inside) and policy
 //	    out/PID.1, out/PID.2          a background process's kept output
 //	    ended                         why it ended, when it ended by itself
+//	    changes -> CHANGE-SET         its overlay workspace's change set (package workspace), if any
 //	  DEV-INO                         the placeholders jail made in one directory (package placeholder)
 //	  audit-HASH                      a large writable grant's kept walk (package audit)
 //
@@ -43,6 +44,7 @@ const (
 	EgressPolicy = "egress.json"
 	OutDir       = "out"
 	EndedFile    = "ended"
+	ChangesLink  = "changes"
 )
 
 // DaemonSocket is jail serve's socket in the runtime directory; Names its names' directory.

@@ -115,6 +115,17 @@ static int sandbox_socket(const char *idOrName, char *out, size_t size) {
 	return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
+// has_workspace reports whether the sandbox whose control socket is ctl has an overlay
+// workspace: the `changes` link beside it (rundir.ChangesLink).
+static int has_workspace(const char *ctl) {
+	char p[PATH_MAX];
+	const char *slash = strrchr(ctl, '/');
+	struct stat st;
+	if (slash == NULL || snprintf(p, sizeof p, "%.*s/changes", (int)(slash - ctl), ctl) >= (int)sizeof p)
+		return 1;
+	return lstat(p, &st) == 0;
+}
+
 // request encodes the exec request: argv, the env overrides, the working directory.
 static char *request(struct jail_msg *m, char **argv, int argc, char **env, int envc, const char *cwd, size_t *len) {
 	size_t n = strlen(cwd) + 1;
@@ -291,10 +302,12 @@ void jail_rm_fast(int argc, char **argv) {
 	int n = argc - i, *socks = calloc(n, sizeof *socks);
 	if (socks == NULL)
 		return;
-	// Every sandbox reached before any is stopped: otherwise Go does it all, from the start.
+	// Every sandbox reached before any is stopped: otherwise Go does it all, from the start. So
+	// does it for a sandbox with an overlay workspace (its directory's `changes` link), whose
+	// change set Go finishes once the sandbox is gone, and says what waits there.
 	int k = 0;
 	for (char path[PATH_MAX]; k < n; k++)
-		if (sandbox_socket(argv[i + k], path, sizeof path) < 0 || (socks[k] = dial(path)) < 0)
+		if (sandbox_socket(argv[i + k], path, sizeof path) < 0 || has_workspace(path) || (socks[k] = dial(path)) < 0)
 			break;
 	if (k < n) {
 		while (k-- > 0)
