@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -29,6 +30,10 @@ type Config struct {
 	Mode  string   // ModeRequired, ModeBestEffort or ModeOff
 	Read  []string // read and execute beneath each path
 	Write []string // every filesystem right the ABI offers beneath each path
+	// Truncate are Read paths that also get the truncate right, for a caller whose mounts refuse
+	// truncate there themselves: Landlock asks for truncate at every open, so a grant without it
+	// does not end the kernel's check of an open beneath it, which walks on to the root.
+	Truncate []string
 	// List are directories whose entries may be listed, and nothing more: how a path hidden
 	// beneath a grant is carved out of it when there is no mount namespace to mask it (its
 	// parents get List, its siblings the grant).
@@ -165,7 +170,10 @@ func rules(c Config, abi int) ([]golandlock.Rule, error) {
 		}
 		return nil
 	}
-	if err := add(c.Read, readRights); err != nil {
+	if err := add(slices.DeleteFunc(slices.Clone(c.Read), func(p string) bool { return slices.Contains(c.Truncate, p) }), readRights); err != nil {
+		return nil, err
+	}
+	if err := add(c.Truncate, readRights|ll.AccessFSTruncate); err != nil {
 		return nil, err
 	}
 	if err := add(c.List, ll.AccessFSReadDir); err != nil {

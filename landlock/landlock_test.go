@@ -177,6 +177,31 @@ func TestRestrictFilesystem(t *testing.T) {
 	})
 }
 
+// TestRestrictTruncate: a Read path listed in Truncate may also be truncated (and still not
+// written); a plain Read path may not.
+func TestRestrictTruncate(t *testing.T) {
+	requireABI(t, 3)
+	lltest.RunInSubprocess(t, func() {
+		base := lltest.TempDir(t)
+		ro, rt := filepath.Join(base, "ro"), filepath.Join(base, "rt")
+		for _, d := range []string{ro, rt} {
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			mkfile(t, filepath.Join(d, "f"))
+		}
+		restricted(t, Config{Mode: ModeRequired, Read: []string{ro, rt}, Truncate: []string{rt}})
+		wantEACCES(t, "truncate inside a read grant", os.Truncate(filepath.Join(ro, "f"), 0))
+		if err := os.Truncate(filepath.Join(rt, "f"), 0); err != nil {
+			t.Errorf("truncate inside a Truncate grant: %v", err)
+		}
+		wantEACCES(t, "write inside a Truncate grant", os.WriteFile(filepath.Join(rt, "f"), nil, 0o644))
+		if _, err := os.ReadFile(filepath.Join(rt, "f")); err != nil {
+			t.Errorf("read inside a Truncate grant: %v", err)
+		}
+	})
+}
+
 func TestRestrictTCP(t *testing.T) {
 	requireABI(t, 4)
 	lltest.RunInSubprocess(t, func() {

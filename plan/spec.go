@@ -187,6 +187,11 @@ type Landlock struct {
 	Read  []string `json:"read,omitempty"`  // read + execute
 	Write []string `json:"write,omitempty"` // every filesystem right
 	List  []string `json:"list,omitempty"`  // directory listing only
+	// Truncate are the Read paths that also get the truncate right: read-only binds with no
+	// writable mount beneath, whose mount refuses a truncate itself (EROFS). Landlock checks
+	// truncate at every open, so without it the check of each open beneath walked on past the
+	// grant to the root.
+	Truncate []string `json:"truncate,omitempty"`
 }
 
 // Syscalls is the seccomp policy.

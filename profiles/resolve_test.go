@@ -1,6 +1,8 @@
 package profiles
 
 import (
+	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -130,6 +132,31 @@ func TestLandlockOverride(t *testing.T) {
 	}
 	_, err := resolve(t, host, "[landlock]\nwrite = [\"dev\"]\n")
 	wantError(t, err, "test.toml", 2, "landlock.write", "not an absolute path")
+}
+
+// TestLandlockTruncate: read grants that read-only binds back, with nothing writable beneath or
+// over them, get truncate (the mount refuses it anyway); others do not.
+func TestLandlockTruncate(t *testing.T) {
+	host := testHost(t)
+	mkdir(t, filepath.Join(host.Home, "proj"))
+	spec := mustResolve(t, host, "[filesystem]\nread = [\"/usr\", \"$HOME\"]\nwrite = [\"$HOME/proj\"]\n")
+	if !slices.Contains(spec.Landlock.Truncate, "/usr") || slices.Contains(spec.Landlock.Truncate, host.Home) {
+		t.Errorf("truncate %q, want /usr and not %s (a writable bind beneath)", spec.Landlock.Truncate, host.Home)
+	}
+	for _, tc := range []struct {
+		mounts []plan.Mount
+		want   []string
+	}{
+		{[]plan.Mount{{Kind: plan.MountROBind, Target: "/a"}, {Kind: plan.MountROBind, Target: "/a/b"}}, []string{"/a", "/a/b"}},
+		{[]plan.Mount{{Kind: plan.MountROBind, Target: "/a"}, {Kind: plan.MountTmpfs, Target: "/a/b"}}, nil},
+		{[]plan.Mount{{Kind: plan.MountROBind, Target: "/a/b"}, {Kind: plan.MountBind, Target: "/a"}}, nil},
+		{[]plan.Mount{{Kind: plan.MountBind, Target: "/a"}, {Kind: plan.MountROBind, Target: "/a/b"}}, []string{"/a/b"}},
+		{[]plan.Mount{{Kind: plan.MountROBind, Target: "/a"}, {Kind: plan.MountPin, Target: "/a"}}, nil},
+	} {
+		if got := slices.Sorted(maps.Keys(readOnlyBinds(tc.mounts))); !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.mounts, got, tc.want)
+		}
+	}
 }
 
 // TestBuiltins resolves each built-in profile on this host.

@@ -91,6 +91,32 @@ func TestWriteOutsideGrantRefused(t *testing.T) {
 	}
 }
 
+// TestTruncateUnderReadOnlyGrantRefused: Landlock grants truncate on read-only binds (so that
+// its check of an open ends at the grant), which leaves refusing a truncate there to the mount:
+// with Landlock on and with the mounts alone, it must fail with EROFS. The fallback, Landlock
+// alone, refuses it itself (TestFallbackFilesystem).
+func TestTruncateUnderReadOnlyGrantRefused(t *testing.T) {
+	proj, outside := project(t)
+	victim := filepath.Join(outside, "victim")
+	control := filepath.Join(t.TempDir(), "control")
+	writeFile(t, control, "original\n")
+	if out, err := exec.Command("truncate", "-s", "0", control).CombinedOutput(); err != nil || readFile(t, control) != "" {
+		t.Fatalf("the control truncate outside jail failed: %v %s", err, out)
+	}
+	noLandlock := filepath.Join(t.TempDir(), "nolandlock.toml")
+	writeFile(t, noLandlock, "extends = [\"agent\"]\n[landlock]\nmode = \"off\"\n")
+	for _, layers := range [][]string{{"--ro", outside}, {"--ro", outside, "-p", noLandlock}} {
+		for _, attack := range []string{"truncate -s 0 " + victim, "python3 -c 'import os; os.close(os.open(\"" + victim + "\", os.O_RDONLY | os.O_TRUNC))'"} {
+			if errOut := refused(t, proj, attack, layers...); !strings.Contains(errOut, "Read-only file system") {
+				t.Errorf("%q with %q: want EROFS, got %q", attack, layers, errOut)
+			}
+		}
+	}
+	if got := readFile(t, victim); got != "original\n" {
+		t.Fatalf("victim truncated on the host: %q", got)
+	}
+}
+
 func TestWriteInWorkingDirectoryWorks(t *testing.T) {
 	proj, _ := project(t)
 	if _, errOut, code := runJailIn(t, proj, "", "--", "sh", "-c", "echo new > out.txt"); code != 0 {

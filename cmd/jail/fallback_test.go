@@ -132,6 +132,7 @@ func TestFallbackFilesystem(t *testing.T) {
 		"echo pwned > " + victim,                    // not granted
 		"cat " + victim,                             // not granted
 		"echo pwned > " + ro + "/visible",           // read-only grant
+		"truncate -s 0 " + ro + "/visible",          // Landlock alone refuses truncate there
 		"cat " + ro + "/secret/key",                 // hidden dir beneath a read grant
 		"cat " + ro + "/deep/er/token",              // hidden file, two levels down
 		"echo pwned > " + ro + "/secret/key",        //

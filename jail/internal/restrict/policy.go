@@ -16,6 +16,7 @@ func LandlockConfig(spec *plan.Spec) landlock.Config {
 		Read:        spec.Landlock.Read,
 		Write:       spec.Landlock.Write,
 		List:        spec.Landlock.List,
+		Truncate:    spec.Landlock.Truncate,
 		TCPConnect:  net.TCPConnect,
 		TCPBind:     net.TCPBind,
 		RestrictTCP: RestrictsTCP(spec),
