@@ -235,8 +235,11 @@ for w in "${workloads[@]}"; do
 			[ $((r % 2)) = 1 ] && who=$([ "$who" = bwrap ] && echo jail || echo bwrap)
 			if [ "$who" = bwrap ]; then launcher=("${bw[@]}" --); else launcher=("${jl[@]}"); fi
 			t0=$EPOCHREALTIME
-			read -r c _ < <("${launcher[@]}" "$tools/cpuof" "${cmd[@]}" 2>/dev/null)
+			# find exits 1 on the directories no one may read (in both): a run counts if it printed.
+			out=$("${launcher[@]}" "$tools/cpuof" "${cmd[@]}" 2>"$work/stderr") || true
+			[ -n "$out" ] || { echo "bench: $name under $who failed: $(cat "$work/stderr")" >&2; exit 1; }
 			t1=$EPOCHREALTIME
+			c=${out%% *}
 			wall[$who]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN {print (b - a) * 1000}') "
 			cpu[$who]+="$c "
 		done
