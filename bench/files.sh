@@ -29,7 +29,8 @@ rounds=${ROUNDS:-8}
 n=100000
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/jail-bench-files.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+cache="" # the project's tool-cache directory jail makes for the repository, removed with it
+trap 'rm -rf "$work" ${cache:+"$cache"}' EXIT
 chmod 755 "$work"
 tools="$work/tools"
 mkdir "$tools"
@@ -210,6 +211,7 @@ echo "repository: $(git ls-files | wc -l) files; /usr: $(find /usr -type f 2>/de
 
 # bwrap building jail's plan for this directory, the tools read-only in both.
 "$jail" --ro "$tools" -- true
+cache=$("$jail" --ro "$tools" --dry-run -- true | jq -r '.caches.dir // empty')
 mapfile -t bw < <("$jail" --ro "$tools" --dry-run -- true | jq -r -f "$bench/bwrap.jq")
 unset 'bw[-1]' # its "--": bwrap options (--seccomp) may follow
 bw=(bwrap "${bw[@]}")
