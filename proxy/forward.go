@@ -8,32 +8,14 @@ import (
 	"time"
 )
 
-// Forward serves a listener inside the sandbox (127.0.0.1:PORT in its network namespace) by
-// handing every accepted TCP connection to the proxy: the socket itself is passed (SCM_RIGHTS,
-// with a one-byte marker), so the host-side proxy reads and writes the sandbox's connection
-// directly — no relay goroutines here, no extra copy of the data, and splice(2) on the host
-// between the two TCP sockets. A run's init passes it over to, its end of the sandbox's Pair
-// (ForwardOver); a persistent sandbox's, over a fresh connection to the proxy's unix socket
-// bound at unixPath (Forward). Both return nil when l is closed, or the accept error that
-// stopped them.
+// Forward serves a listener inside a persistent sandbox (127.0.0.1:PORT in its network
+// namespace) by handing every accepted TCP connection to the proxy's unix socket bound at
+// unixPath: the socket itself is passed (SCM_RIGHTS, with a one-byte marker), so the host-side
+// proxy reads and writes the sandbox's connection directly — no relay goroutines here, no extra
+// copy of the data, and splice(2) on the host between the two TCP sockets. It returns nil when
+// l is closed, or the accept error that stopped it. (A run's proxy accepts on the sandbox's
+// listening sockets itself: ListenAndPass.)
 func Forward(l net.Listener, unixPath string) error {
-	return forward(l, func(c net.Conn) error {
-		u, err := net.DialTimeout("unix", unixPath, 10*time.Second)
-		if err != nil {
-			return fmt.Errorf("forward: dial %s: %w", unixPath, err)
-		}
-		defer u.Close()
-		return passConn(c, u.(*net.UnixConn))
-	})
-}
-
-// ForwardOver is Forward passing every connection over to, in one message each (a seqpacket:
-// several ForwardOvers may share it).
-func ForwardOver(l net.Listener, to *net.UnixConn) error {
-	return forward(l, func(c net.Conn) error { return passConn(c, to) })
-}
-
-func forward(l net.Listener, pass func(net.Conn) error) error {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -47,9 +29,19 @@ func forward(l net.Listener, pass func(net.Conn) error) error {
 			return fmt.Errorf("forward accept: %w", err)
 		}
 		// A failed hand-over drops this one connection; the client sees it closed.
-		_ = pass(c)
+		_ = passTo(c, unixPath)
 		_ = c.Close()
 	}
+}
+
+// passTo sends c's socket over a fresh connection to unixPath.
+func passTo(c net.Conn, unixPath string) error {
+	u, err := net.DialTimeout("unix", unixPath, 10*time.Second)
+	if err != nil {
+		return fmt.Errorf("forward: dial %s: %w", unixPath, err)
+	}
+	defer u.Close()
+	return passConn(c, u.(*net.UnixConn))
 }
 
 // passConn sends c's socket over to.

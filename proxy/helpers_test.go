@@ -20,16 +20,16 @@ import (
 	"testing"
 )
 
-// testProxy is a Server on a Pair plus a Forward listener on 127.0.0.1 passing connections over
-// it, the shape the sandbox sees, and the same Server on a unix socket spoken to directly. Names
-// resolve only through hosts (the resolver hook), always to loopback.
+// testProxy is a Host serving a listener on 127.0.0.1 passed over its Pair, the shape a run's
+// sandbox sees, and the same Server on a unix socket spoken to directly (a persistent sandbox's
+// Forward passes connections over one). Names resolve only through hosts (the resolver hook),
+// always to loopback.
 type testProxy struct {
-	srv     *Server
-	sock    string
-	sandbox *net.UnixConn // init's end of the Pair, which Forward uses
-	addr    string        // 127.0.0.1:PORT served by Forward
-	log     *syncBuffer
-	stop    func() // closes the Forward listener and the server, waits for both; idempotent
+	srv  *Server
+	sock string
+	addr string // 127.0.0.1:PORT, the passed listener
+	log  *syncBuffer
+	stop func() // closes the server and waits for it; idempotent
 }
 
 // lookupMap is a resolver hook answering from name → "ip[,ip...]".
@@ -73,7 +73,7 @@ func startProxy(t testing.TB, pol Policy, hosts map[string]string, tweak func(*O
 	if tweak != nil {
 		tweak(&opts)
 	}
-	srv, err := NewServer(pol, opts)
+	h, err := StartHost(pol, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +81,7 @@ func startProxy(t testing.TB, pol Policy, hosts map[string]string, tweak func(*O
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := h.srv
 	tp.srv, tp.sock = srv, filepath.Join(dir, "proxy.sock")
 	ul, err := net.Listen("unix", tp.sock)
 	if err != nil {
@@ -91,40 +92,23 @@ func startProxy(t testing.TB, pol Policy, hosts map[string]string, tweak func(*O
 		t.Fatal(err)
 	}
 	tp.addr = tl.Addr().String()
-	host, sandbox, err := Pair()
-	if err != nil {
+	// tl passed over the Pair as init passes the ports, and closed here as init closes them.
+	if err := passListeners(h.Sandbox, []net.Listener{tl}); err != nil {
 		t.Fatal(err)
 	}
-	pl, err := Passed(host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tp.sandbox, err = unixConn(sandbox); err != nil {
-		t.Fatal(err)
-	}
+	tl.Close()
+	h.CloseSandbox()
 	var wg sync.WaitGroup
-	wg.Add(3)
-	for _, l := range []net.Listener{ul, pl} {
-		go func() {
-			defer wg.Done()
-			if err := srv.Serve(l); err != ErrServerClosed {
-				t.Errorf("Serve: %v", err)
-			}
-		}()
-	}
-	go func() {
-		defer wg.Done()
-		if err := ForwardOver(tl, tp.sandbox); err != nil {
-			t.Errorf("ForwardOver: %v", err)
+	wg.Go(func() {
+		if err := srv.Serve(ul); err != ErrServerClosed {
+			t.Errorf("Serve: %v", err)
 		}
-	}()
+	})
 	var once sync.Once
 	tp.stop = func() {
 		once.Do(func() {
-			_ = tl.Close()
-			_ = srv.Close()
+			h.Close()
 			wg.Wait()
-			_ = tp.sandbox.Close()
 			_ = os.RemoveAll(dir)
 		})
 	}

@@ -27,7 +27,7 @@ func netnsChild() int {
 		os.Stderr.Write(out)
 		return 125
 	}
-	if err := ListenAndForwardOver(os.NewFile(3, "egress proxy"), HTTPPort, SOCKSPort); err != nil {
+	if err := ListenAndPass(os.NewFile(3, "egress proxy"), HTTPPort, SOCKSPort); err != nil {
 		os.Stderr.WriteString(err.Error() + "\n")
 		return 125
 	}

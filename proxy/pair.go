@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,27 +11,18 @@ import (
 )
 
 // Pair makes the channel between one sandbox and its proxy: a connected pair of unix seqpacket
-// sockets carrying one message per connection, the connection's own socket (Forward). The host
-// serves its end (Serve(Passed(host))); init gets the other with its plan, and nothing else
-// ever holds it. Nothing of the channel is on disk, so nothing can outlive jail there, and the
-// command reaches the proxy only through the ports init serves.
+// sockets. init gets the sandbox's end with its plan, listens on the proxy ports in the
+// sandbox's network namespace and passes the listening sockets over it, once (passListeners);
+// the host then accepts on them itself (StartHost). Nothing of the channel is on disk, so
+// nothing can outlive jail there, and the command reaches the proxy only through those ports.
+// init's setup need not stay for the run to serve them: a socket keeps its network namespace,
+// whichever process holds it.
 func Pair() (host, sandbox *os.File, err error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("egress proxy: socketpair: %w", err)
 	}
 	return os.NewFile(uintptr(fds[0]), "egress proxy"), os.NewFile(uintptr(fds[1]), "egress proxy (sandbox)"), nil
-}
-
-// Passed is the host's end of a Pair as a listener: each Accept returns the next connection init
-// passed. A message that is not one connected TCP socket (tcpFromFD) is dropped, its
-// descriptors closed; once init's end is closed, Accept returns io.EOF.
-func Passed(host *os.File) (net.Listener, error) {
-	c, err := unixConn(host)
-	if err != nil {
-		return nil, err
-	}
-	return passed{c}, nil
 }
 
 // unixConn takes f, an end of a Pair, into Go's poller.
@@ -48,29 +40,74 @@ func unixConn(f *os.File) (*net.UnixConn, error) {
 	return uc, nil
 }
 
-type passed struct{ c *net.UnixConn }
+// maxPassed bounds the listeners one message may pass: the two proxy ports, with room.
+const maxPassed = 4
 
-func (p passed) Accept() (net.Conn, error) {
-	var b [1]byte
-	oob := make([]byte, unix.CmsgSpace(4*4))
-	for {
-		n, oobn, flags, _, err := p.c.ReadMsgUnix(b[:], oob)
-		switch {
-		case err != nil:
-			return nil, err
-		case n == 0 && oobn == 0:
-			return nil, io.EOF // init's end is closed
+// passListeners sends the listening sockets ls over to, init's end of a Pair, in one message.
+func passListeners(to *os.File, ls []net.Listener) error {
+	var fds []int
+	for _, l := range ls {
+		f, err := l.(*net.TCPListener).File() // a dup, closed once sent
+		if err != nil {
+			return fmt.Errorf("egress proxy port: %w", err)
 		}
-		fds, err := parseRights(oob[:oobn])
-		if err != nil || flags&(unix.MSG_CTRUNC|unix.MSG_TRUNC) != 0 || b[0] != fdMarker || len(fds) != 1 {
-			closeAll(fds)
-			continue
-		}
-		if c, err := tcpFromFD(fds[0]); err == nil {
-			return c, nil
-		}
+		defer f.Close()
+		fds = append(fds, int(f.Fd()))
 	}
+	if err := unix.Sendmsg(int(to.Fd()), []byte{fdMarker}, unix.UnixRights(fds...), nil, 0); err != nil {
+		return fmt.Errorf("egress proxy: pass the ports' sockets to the host: %w", err)
+	}
+	return nil
 }
 
-func (p passed) Close() error   { return p.c.Close() }
-func (p passed) Addr() net.Addr { return p.c.LocalAddr() }
+// receiveListeners reads the one message init sends over the host's end of a Pair: the
+// listening sockets of the proxy ports. Each must be a listening TCP socket; anything else
+// closes them all. io.EOF: init's end was closed first (the sandbox never got that far).
+func receiveListeners(c *net.UnixConn) ([]net.Listener, error) {
+	var b [1]byte
+	oob := make([]byte, unix.CmsgSpace(maxPassed*4))
+	n, oobn, flags, _, err := c.ReadMsgUnix(b[:], oob)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 && oobn == 0 {
+		return nil, io.EOF
+	}
+	fds, err := parseRights(oob[:oobn])
+	files := make([]*os.File, len(fds))
+	for i, fd := range fds {
+		files[i] = os.NewFile(uintptr(fd), "egress proxy port")
+		defer files[i].Close() // FileListener works on a dup
+	}
+	if err == nil && (flags&(unix.MSG_CTRUNC|unix.MSG_TRUNC) != 0 || b[0] != fdMarker || len(fds) == 0) {
+		err = errors.New("not the proxy ports' sockets")
+	}
+	var ls []net.Listener
+	for i := 0; err == nil && i < len(files); i++ {
+		var l net.Listener
+		if l, err = listener(files[i]); err == nil {
+			ls = append(ls, l)
+		}
+	}
+	if err != nil {
+		for _, l := range ls {
+			l.Close()
+		}
+		return nil, fmt.Errorf("egress proxy: %w", err)
+	}
+	return ls, nil
+}
+
+// listener takes f as a listener if it is a listening TCP socket.
+func listener(f *os.File) (net.Listener, error) {
+	fd := int(f.Fd())
+	listening, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
+	if err != nil || listening != 1 {
+		return nil, errors.New("a passed descriptor is not a listening socket")
+	}
+	dom, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil || (dom != unix.AF_INET && dom != unix.AF_INET6) {
+		return nil, errors.New("a passed descriptor is not a TCP socket")
+	}
+	return net.FileListener(f)
+}

@@ -186,8 +186,9 @@ func hostStays(t *testing.T) []string {
 }
 
 // TestCommandIsPid1sChild: the command is the child of the sandbox's pid 1 (pid1.c), which reaps
-// it; init's setup, pid 1's other child, has left by the time the command runs, unless it stays
-// for the command's end to report it.
+// it; init's setup, pid 1's other child, has left by the time the command runs, also with a
+// report (pid 1 sends the command's end) and an egress proxy (the host accepts on the ports), and
+// stays only with work of its own during the run (here --explain's listener).
 func TestCommandIsPid1sChild(t *testing.T) {
 	script := `echo $PPID; for i in $(seq 50); do [ "$(cat /proc/[0-9]*/comm 2>/dev/null | grep -c jail-init)" = "$1" ] && exit 0; sleep 0.1; done; cat /proc/[0-9]*/comm; exit 1`
 	for _, c := range []struct {
@@ -196,7 +197,9 @@ func TestCommandIsPid1sChild(t *testing.T) {
 		inits string // processes named jail-init in the sandbox
 	}{
 		{"plain", nil, "1"},
-		{"reported", hostStays(t), "2"},
+		{"reported", hostStays(t), "1"},
+		{"proxied", []string{"--allow-host", "127.0.0.1:1"}, "1"},
+		{"explained", []string{"--explain"}, "2"},
 	} {
 		args := append(append(c.args, "--", "sh", "-c", script, "sh"), c.inits)
 		out, errOut, code := runJail(t, args...)

@@ -6,9 +6,9 @@ import (
 	"github.com/jail-sandbox/jail/proxy"
 )
 
-// serveEgressPorts is init's step for mode "proxy": 127.0.0.1 ports that pass their connections
-// to the host's proxy over the socket that came with the plan (a persistent sandbox's: the
-// socket bound at plan.Proxy.Socket), listening before the command starts.
+// serveEgressPorts is init's step for mode "proxy": 127.0.0.1 ports listening before the command
+// starts, whose sockets go to the host's proxy over the socket that came with the plan (a
+// persistent sandbox's pass each connection to the socket bound at plan.Proxy.Socket).
 func (s *setup) serveEgressPorts() error {
 	p := s.spec.Network.Proxy
 	if p == nil {
@@ -22,5 +22,5 @@ func (s *setup) serveEgressPorts() error {
 	}
 	to := s.files[0]
 	s.files = nil
-	return proxy.ListenAndForwardOver(to, p.HTTPPort, p.SOCKSPort)
+	return proxy.ListenAndPass(to, p.HTTPPort, p.SOCKSPort)
 }

@@ -9,11 +9,13 @@ import (
 )
 
 // setupStays says init's setup has work while the command runs, and so waits for its end: a
-// terminal to relay, a run to report, the egress proxy's ports, --explain's listener, and with
-// --explain or -v the files that go with the sandbox to list at the end (leftovers.go).
-// Otherwise it exits once it has named the command, and pid 1 alone sees the run to its end.
+// terminal to relay, a persistent sandbox's egress ports (a run's host accepts on them itself),
+// --explain's listener, and with --explain or -v the files that go with the sandbox to list at
+// the end (leftovers.go). Otherwise it exits once it has named the command, and pid 1 alone sees
+// the run to its end (and reports it, for --report).
 func setupStays(cfg *wire.Config) bool {
-	return cfg.Terminal || cfg.Observe || cfg.Spec.Network.Proxy != nil || cfg.Explain || cfg.Verbose
+	p := cfg.Spec.Network.Proxy
+	return cfg.Terminal || p != nil && p.Socket != "" || cfg.Explain || cfg.Verbose
 }
 
 // endRest kills what the command left behind, from a setup that stayed for its end, and waits

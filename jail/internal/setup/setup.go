@@ -124,7 +124,8 @@ func (s *setup) run(host *os.File) (int, error) {
 		wire.Tell(wire.Message{Started: &wire.Started{PID: pid, Namespaces: namespaces}})
 	}
 	stays := setupStays(s.cfg)
-	if err := p1.Name(pid, stays, tty != nil, hostLeft); err != nil {
+	link := spawn.Link{Stays: stays, Terminal: tty != nil, HostLeaves: hostLeft, Report: s.cfg.Observe}
+	if err := p1.Name(pid, link); err != nil {
 		return 0, fail.New("name the command to pid 1", "", err)
 	}
 	if !stays {
@@ -145,11 +146,6 @@ func (s *setup) run(host *os.File) (int, error) {
 	tty.Finish()
 	if s.cfg.Verbose || s.cfg.Explain {
 		s.tellLeftovers()
-	}
-	if s.cfg.Observe {
-		if ru, err := p1.Usage(); err == nil { // without it the host's own measure of init stands in
-			wire.TellExited(ws, ru)
-		}
 	}
 	return fail.ExitStatus(ws), nil
 }

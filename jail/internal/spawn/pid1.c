@@ -10,10 +10,11 @@
 // notice it (the runtime's signal delivery across threads), end its seven threads and unmap its
 // runtime, and jail's caller waited for all of it. The setup now exits once it has named the
 // command on the link pipe, its teardown overlapping the command's run. It stays when it has
-// work while the command runs (a terminal to relay, a report, the egress proxy's ports,
+// work while the command runs (a terminal to relay, a persistent sandbox's egress ports,
 // --explain's listener): then pid 1 passes it the command's wait status on the back pipe, the
-// setup kills what is left, asks for the usage of all pid 1 reaped and finishes, and pid 1 exits
-// with its status.
+// setup kills what is left and finishes, and pid 1 exits with its status. A reported run's end
+// (--report, --json-status-fd) is pid 1's to send the host: the command's status and the usage
+// of everything it reaped but the setup, whose Go runtime is not the command's.
 //
 // The signals are blocked before the setup is forked, microseconds into pid 1's life and long
 // before the host can have sent the plan, so that none sent before the command exists is lost
@@ -33,6 +34,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,8 +54,19 @@ struct pid1 {
 	int children;         // a child was left at the last reap
 	int link_fd, back_fd; // link_fd: -1 once closed
 	struct jail_watch watch; // the protections' mountpoints the setup named (watch.h)
-	int report_fd, err_fd;   // wire.ReportFd and stderr, to report a breach of one
+	int report_fd, err_fd;   // wire.ReportFd and stderr, to report a breach of one or the end
+	struct rusage usage;     // of every child reaped but the setup
 };
+
+// add_usage adds what the reaped child ru says to p's usage, as the kernel adds it to a parent's
+// RUSAGE_CHILDREN: the times summed, the peak the largest.
+static void add_usage(struct pid1 *p, const struct rusage *ru) {
+	struct rusage *u = &p->usage;
+	timeradd(&u->ru_utime, &ru->ru_utime, &u->ru_utime);
+	timeradd(&u->ru_stime, &ru->ru_stime, &u->ru_stime);
+	if (ru->ru_maxrss > u->ru_maxrss)
+		u->ru_maxrss = ru->ru_maxrss;
+}
 
 // named says whom the forwarded signals go to is known: the command, or nobody once the setup
 // ended without naming one.
@@ -61,11 +74,24 @@ static int named(const struct pid1 *p) {
 	return p->command > 0 || p->setup_done;
 }
 
-// tell sends the setup the command's wait status and the usage of everything reaped so far.
+// tell sends the setup the command's wait status.
 static void tell(struct pid1 *p) {
-	struct jail_waited msg = {.wait_status = p->command_ws};
-	getrusage(RUSAGE_CHILDREN, &msg.rusage);
+	struct jail_waited msg = {.wait_status = p->command_ws, .rusage = p->usage};
 	p->told = write(p->back_fd, &msg, sizeof msg) == sizeof msg; // or the setup is gone
+}
+
+// report_end sends the host the command's end, as the wire.Message {"exited": ...} the setup
+// would (package wire; the fields the report reads), in one write.
+static void report_end(const struct pid1 *p) {
+	const struct rusage *u = &p->usage;
+	char line[256];
+	int n = snprintf(line, sizeof line,
+	                 "{\"exited\":{\"wait_status\":%d,\"rusage\":{\"Utime\":{\"Sec\":%ld,\"Usec\":%ld},"
+	                 "\"Stime\":{\"Sec\":%ld,\"Usec\":%ld},\"Maxrss\":%ld}}}\n",
+	                 p->command_ws, (long)u->ru_utime.tv_sec, (long)u->ru_utime.tv_usec,
+	                 (long)u->ru_stime.tv_sec, (long)u->ru_stime.tv_usec, u->ru_maxrss);
+	if (n > 0 && n < (int)sizeof line)
+		(void)!write(p->report_fd, line, n);
 }
 
 // read_link reads the setup's messages (struct jail_link, each written in one write), and closes
@@ -74,10 +100,6 @@ static void read_link(struct pid1 *p) {
 	struct jail_link msg;
 	ssize_t n;
 	while ((n = read(p->link_fd, &msg, sizeof msg)) == sizeof msg) {
-		if (msg.flags & JAIL_LINK_USAGE) {
-			tell(p);
-			continue;
-		}
 		if (msg.flags & JAIL_LINK_WATCH) { // the mountpoint's path follows, in the same write
 			char path[PIPE_BUF];
 			size_t len = (uint32_t)msg.flags >> JAIL_LINK_WATCH_LEN_SHIFT;
@@ -107,7 +129,8 @@ static void command_ended(struct pid1 *p, int ws) {
 static void reap(struct pid1 *p) {
 	for (;;) {
 		int ws;
-		pid_t pid = waitpid(named(p) ? -1 : p->setup, &ws, WNOHANG);
+		struct rusage ru;
+		pid_t pid = wait4(named(p) ? -1 : p->setup, &ws, WNOHANG, &ru);
 		p->children = pid == 0;
 		if (pid <= 0)
 			return;
@@ -116,9 +139,11 @@ static void reap(struct pid1 *p) {
 			p->setup_ws = ws;
 			if (p->link_fd >= 0)
 				read_link(p); // a name written just before the setup exited
-		} else if (pid == p->command) {
-			command_ended(p, ws);
+			continue;
 		}
+		add_usage(p, &ru);
+		if (pid == p->command)
+			command_ended(p, ws);
 	}
 }
 
@@ -159,8 +184,11 @@ static void end(struct pid1 *p) {
 	} else if (p->command > 0) {
 		kill(-p->command, SIGKILL);
 	}
-	while (wait4(-1, NULL, 0, NULL) > 0 || errno == EINTR)
-		;
+	struct rusage ru;
+	pid_t pid;
+	while ((pid = wait4(-1, NULL, 0, &ru)) > 0 || errno == EINTR)
+		if (pid > 0 && pid != p->setup)
+			add_usage(p, &ru);
 }
 
 // breached stops the sandbox when a watched protection no longer holds (watch.h), and reports it
@@ -201,6 +229,8 @@ __attribute__((noreturn)) static void serve(struct pid1 *p, int cfd, int sfd) {
 	}
 	end(p);
 	breached(p, 1); // a protection the host moved away, and something made at its name
+	if (p->flags & JAIL_LINK_REPORT && p->command_done)
+		report_end(p);
 	_exit(jail_exit_status(p->told || !p->command_done ? p->setup_ws : p->command_ws));
 }
 

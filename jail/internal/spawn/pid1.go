@@ -52,20 +52,24 @@ func TakePid1() (*Pid1, error) {
 	}, nil
 }
 
-// name tells pid 1 the command's pid, which it forwards signals to from then on: stays says this
-// process waits for the command's end (awaitCommand), terminal that it relays the command's
-// pseudo-terminal and takes SIGWINCH, hostLeaves that the host reads no report (pid 1 prints
-// its own error, as this process does).
-func (p *Pid1) Name(command int, stays, terminal, hostLeaves bool) error {
+// Link is what the setup tells pid 1 with the command's pid (Name).
+type Link struct {
+	Stays      bool // the setup waits for the command's end (AwaitCommand)
+	Terminal   bool // the setup relays the command's pseudo-terminal and takes SIGWINCH
+	HostLeaves bool // the host reads no report: pid 1 prints its own error, as the setup does
+	Report     bool // the run is reported: pid 1 sends the host the command's end (wire.Exited)
+}
+
+// Name tells pid 1 the command's pid, which it forwards signals to from then on, and what l says.
+func (p *Pid1) Name(command int, l Link) error {
 	var flags uint32
-	if stays {
-		flags |= C.JAIL_LINK_STAYS
-	}
-	if terminal {
-		flags |= C.JAIL_LINK_WINCH
-	}
-	if hostLeaves {
-		flags |= C.JAIL_LINK_HOST_LEAVES
+	for _, f := range []struct {
+		on   bool
+		flag uint32
+	}{{l.Stays, C.JAIL_LINK_STAYS}, {l.Terminal, C.JAIL_LINK_WINCH}, {l.HostLeaves, C.JAIL_LINK_HOST_LEAVES}, {l.Report, C.JAIL_LINK_REPORT}} {
+		if f.on {
+			flags |= f.flag
+		}
 	}
 	return p.send(uint32(command), flags)
 }
@@ -77,17 +81,8 @@ func (p *Pid1) send(pid, flags uint32) error {
 	return err
 }
 
-// awaitCommand returns the command's wait status once pid 1 has reaped it.
+// AwaitCommand returns the command's wait status once pid 1 has reaped it.
 func (p *Pid1) AwaitCommand() (syscall.WaitStatus, error) {
 	ws, _, err := readWaited(p.back, "pid 1")
 	return ws, err
-}
-
-// usage returns the resource usage of everything pid 1 has reaped.
-func (p *Pid1) Usage() (syscall.Rusage, error) {
-	if err := p.send(0, C.JAIL_LINK_USAGE); err != nil {
-		return syscall.Rusage{}, err
-	}
-	_, ru, err := readWaited(p.back, "pid 1")
-	return ru, err
 }

@@ -138,7 +138,7 @@ void jail_become_pid1(void);
 extern int jail_pid1_link_fd, jail_pid1_back_fd, jail_pid1_watch_errno;
 
 // jail_link names the command to pid 1: its pid (the setup started it as pid 1's child), and
-// what the setup does while it runs. A setup that stays sends one more, JAIL_LINK_USAGE alone.
+// what the setup does while it runs.
 struct jail_link {
 	int32_t pid;
 	int32_t flags;
@@ -146,11 +146,12 @@ struct jail_link {
 enum {
 	JAIL_LINK_STAYS = 1, // the setup stays for the command's end: a struct jail_waited on back_fd
 	JAIL_LINK_WINCH = 2, // SIGWINCH goes to the setup, which relays the command's terminal
-	JAIL_LINK_USAGE = 4, // asks for another struct jail_waited, with the usage of all pid 1 reaped
+	// JAIL_LINK_REPORT: the run is reported (wire.Config.Observe): at its end pid 1 sends the
+	// host how the command ended, and the usage of all it reaped but the setup (wire.Exited).
+	JAIL_LINK_REPORT = 4,
 	// JAIL_LINK_WATCH names a watched mountpoint (watch.h): pid is the id of the mount made
 	// there, the flags' bits from JAIL_LINK_WATCH_LEN_SHIFT the length of its path, which follows.
 	JAIL_LINK_WATCH = 8,
 	JAIL_LINK_WATCH_LEN_SHIFT = 8,
 	JAIL_LINK_HOST_LEAVES = 16, // the host reads no report: pid 1 prints its own error
-
 };

@@ -33,7 +33,9 @@ type Started struct {
 }
 
 // Exited is how the command ended, and the resources it and everything it started used,
-// measured by init once it has reaped them all (RUSAGE_CHILDREN, so init's own share is not in it).
+// measured by pid 1 once it has reaped them all (what the kernel's RUSAGE_CHILDREN would say,
+// less the setup's share). pid 1 is C: pid1.c's report_end writes this message, with the times
+// and the peak RSS of Rusage, the fields the report reads.
 type Exited struct {
 	WaitStatus syscall.WaitStatus `json:"wait_status"`
 	Rusage     syscall.Rusage     `json:"rusage"`
@@ -49,12 +51,6 @@ func Tell(msg Message) error {
 	}
 	_, err = unix.Write(ReportFd, append(b, '\n'))
 	return err
-}
-
-// TellExited sends how the command ended, with ru, the usage of everything pid 1 had reaped
-// by then.
-func TellExited(ws syscall.WaitStatus, ru syscall.Rusage) {
-	Tell(Message{Exited: &Exited{WaitStatus: ws, Rusage: ru}})
 }
 
 // NSInodes are a process's namespaces, each named by its inode as /proc/PID/ns/KIND ->
