@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "parent.h"
+#include "shed.h"
 #include "spawn.h"
 #include "watch.h"
 
@@ -215,7 +216,7 @@ __attribute__((noreturn)) static void serve(struct pid1 *p, int cfd, int sfd) {
 		    {.fd = named(p) ? sfd : -1, .events = POLLIN},
 		    {.fd = named(p) && p->watch.n > 0 ? p->watch.fd : -1, .events = POLLPRI},
 		};
-		if (poll(fds, 4, -1) < 0)
+		if (jail_poll_idle(fds, 4, NULL) < 0)
 			continue;
 		if (fds[3].revents & (POLLPRI | POLLERR))
 			breached(p, 0);

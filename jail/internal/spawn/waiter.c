@@ -42,6 +42,7 @@
 #include "batch.h"
 #include "parent.h"
 #include "placeholders.h"
+#include "shed.h"
 #include "spawn.h"
 
 struct waiter {
@@ -235,7 +236,7 @@ __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, in
 		    {.fd = w->hand_fd, .events = POLLIN},
 		    {.fd = w->started ? sfd : -1, .events = POLLIN},
 		};
-		if (ppoll(fds, 3, time_left(w), NULL) < 0)
+		if (jail_poll_idle(fds, 3, time_left(w)) < 0)
 			continue;
 		expire(w);
 		if (fds[1].revents)
