@@ -17,8 +17,9 @@ type egress struct {
 	quiet bool
 }
 
-// startEgress starts the proxy when the Spec asks for one; nil otherwise.
-func startEgress(spec *plan.Spec, opts Options, stderr io.Writer) (*egress, error) {
+// startEgress starts the proxy when the Spec asks for one; nil otherwise. idle is called each
+// time the proxy's last open connection ends.
+func startEgress(spec *plan.Spec, opts Options, stderr io.Writer, idle func()) (*egress, error) {
 	p := spec.Network.Proxy
 	if p == nil {
 		return nil, nil
@@ -27,7 +28,7 @@ func startEgress(spec *plan.Spec, opts Options, stderr io.Writer) (*egress, erro
 		stderr = os.Stderr
 	}
 	h, err := proxy.StartHost(proxy.Policy{Allow: p.Allow, Deny: p.Deny, AllowPrivate: p.AllowPrivate},
-		proxy.Options{Log: stderr, Quiet: opts.Quiet, MaxConnections: p.MaxConnections, MaxBuffer: p.MaxBuffer})
+		proxy.Options{Log: stderr, Quiet: opts.Quiet, MaxConnections: p.MaxConnections, MaxBuffer: p.MaxBuffer, Idle: idle})
 	if err != nil {
 		return nil, fail.New("start egress proxy", "", err)
 	}

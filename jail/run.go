@@ -86,7 +86,8 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 		signals.stop()
 		return fail.ExitSetup, err
 	}
-	eg, err := startEgress(spec, obs.opts, stdio.Err) // egress.go; nil unless network mode "proxy"
+	var shed shedder
+	eg, err := startEgress(spec, obs.opts, stdio.Err, shed.soon) // egress.go; nil unless network mode "proxy"
 	if err != nil {
 		sb.discard()
 		signals.stop()
@@ -133,17 +134,13 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 		obs.log().Printf("host: jail's waiter takes the sandbox from here")
 		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec), aud.file(stderr), held.Files())
 	}
-	shed := time.AfterFunc(shedAfter, spawn.Shed)
+	shed.soon()
 	status, err := sb.wait()
-	shed.Stop()
+	shed.stop()
 	obs.unseenWrites(aud.end(stderr)) // before the placeholders go, which moves their directories' ctimes
 	gc.finish(stdio.Err)              // init is gone, and its pid namespace with it
 	return status, err
 }
-
-// shedAfter is how long a run goes on before a host that stays for it gives back the memory it
-// no longer needs (spawn.Shed): a short run ends first, and the collection stays off the start.
-const shedAfter = 100 * time.Millisecond
 
 // abort kills an init that got no plan and waits for it: the run failed before it.
 func (sb *sandbox) abort() {

@@ -43,6 +43,9 @@ type Options struct {
 	// MaxBuffer bounds the bytes the proxy holds in buffers for all its connections; a request
 	// that needs more is refused the same way. 0 means DefaultMaxBuffer.
 	MaxBuffer int64
+	// Idle, when set, is called each time the last open connection ends: the proxy holds no
+	// buffer for the sandbox then, and its caller may give memory back.
+	Idle func()
 }
 
 func (o Options) withDefaults() Options {
@@ -156,12 +159,19 @@ func (s *Server) Serve(l net.Listener) error {
 			continue
 		}
 		if !s.goTracked(func() {
-			defer s.open.Add(-1)
+			defer s.closed1()
 			s.serveConn(c)
 		}) {
 			s.open.Add(-1)
 			_ = c.Close()
 		}
+	}
+}
+
+// closed1 counts a connection's end, and says so when it was the last one open.
+func (s *Server) closed1() {
+	if s.open.Add(-1) == 0 && s.opts.Idle != nil {
+		s.opts.Idle()
 	}
 }
 
