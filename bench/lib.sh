@@ -37,6 +37,17 @@ rounds() {
 	done
 }
 
+# httpserver DIR builds bench/httpserver (a loopback HTTP/1.1 server, Go's net/http) into DIR and
+# starts it: its pid in $server, for the caller's trap to kill, its address in $addr.
+httpserver() {
+	local dir=$1
+	(cd "$(dirname "${BASH_SOURCE[0]}")/.." && go build -o "$dir/httpserver" ./bench/httpserver)
+	"$dir/httpserver" >"$dir/addr" &
+	server=$!
+	for _ in $(seq 50); do [ -s "$dir/addr" ] && break; sleep 0.1; done
+	addr=$(cat "$dir/addr")
+}
+
 # pair DIR NAME A_NAME A_COMMAND B_NAME B_COMMAND measures two commands in interleaved rounds
 # (ROUNDS, default 8) and prints one tab-separated line: NAME, A's and B's median ms, B/A at the
 # median, at the minimum, and of the CPU time.

@@ -24,11 +24,7 @@ need bwrap jq curl go
 work=$(mktemp -d /tmp/jail-bench-memory.XXXXXX)
 server=
 trap '[ -n "$server" ] && kill "$server"; rm -rf "$work"' EXIT
-(cd "$bench/.." && go build -o "$work/httpserver" ./bench/httpserver)
-"$work/httpserver" >"$work/addr" &
-server=$!
-for _ in $(seq 50); do [ -s "$work/addr" ] && break; sleep 0.1; done
-addr=$(cat "$work/addr")
+httpserver "$work"
 mkdir "$work/cwd"
 cd "$work/cwd"
 

@@ -21,11 +21,7 @@ need hyperfine jq curl go
 work=$(mktemp -d /tmp/jail-bench-proxy.XXXXXX)
 server=
 trap '[ -n "$server" ] && kill "$server"; rm -rf "$work"' EXIT
-(cd "$bench/.." && go build -o "$work/httpserver" ./bench/httpserver)
-"$work/httpserver" >"$work/addr" &
-server=$!
-for _ in $(seq 50); do [ -s "$work/addr" ] && break; sleep 0.1; done
-addr=$(cat "$work/addr")
+httpserver "$work"
 
 # busy prints the share of the CPUs other work kept busy over a second (nothing of the
 # benchmark's runs then), and the load average (which counts tasks blocked in the kernel too).
