@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -54,6 +55,27 @@ func TestProxyMode(t *testing.T) {
 	_, errOut, code = runJail(t, "--allow-host", target, "--allow-private", "--", "curl", "-sS", "--noproxy", "*", "--max-time", "5", "http://"+srv.Listener.Addr().String()+"/")
 	if code != 7 {
 		t.Errorf("direct connection: exit %d %q", code, errOut)
+	}
+}
+
+// TestProxyServesAfterShedding: a host that stays for a run gives memory back 100 ms into it and
+// 100 ms after the proxy's last connection ended (jail/shed.go, spawn/shed.c): requests made
+// after each still go through, and so does the report the host writes at the end.
+func TestProxyServesAfterShedding(t *testing.T) {
+	port := helloServer(t)
+	target := "localhost:" + port
+	fetch := `curl -sS --noproxy "" http://` + target + `/; echo`
+	report := filepath.Join(t.TempDir(), "report.json")
+	out, errOut, code := runJail(t, "--allow-host", target, "--allow-private", "--report", report, "--",
+		"sh", "-c", "sleep 0.3; "+fetch+"; sleep 0.3; "+fetch)
+	if code != 0 || strings.Count(out, "hello") != 2 {
+		t.Errorf("exit %d, out %q, stderr %q", code, out, errOut)
+	}
+	var rep struct {
+		Usage struct{ Of string }
+	}
+	if b, err := os.ReadFile(report); err != nil || json.Unmarshal(b, &rep) != nil || rep.Usage.Of != "command" {
+		t.Errorf("report %s %v", b, err)
 	}
 }
 
