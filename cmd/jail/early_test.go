@@ -113,8 +113,9 @@ func TestEarlyInitIsOutOfReach(t *testing.T) {
 // jail-init that is not pid 1.
 const findSetup = `for d in /proc/[0-9]*; do read -r c 2>/dev/null <$d/comm && [ "$c" = jail-init ] && [ "$d" != /proc/1 ] && setup=${d#/proc/}; done`
 
-// TestStayingSetupIsOutOfReach: init's setup, which stays beside the command for a report (or a
-// terminal, the egress ports, --explain), is as far out of the command's reach as pid 1. It is
+// TestStayingSetupIsOutOfReach: init's setup, which stays beside the command for -v (or a
+// terminal, --explain, a persistent sandbox's egress ports), is as far out of the command's reach
+// as pid 1. It is
 // non-dumpable, so its memory and environment are unreadable. It is not pid 1, and shares the
 // command's uid, so only Landlock's signal scope (ABI 6) refuses its kill: the thread that
 // restricted itself and started the command must not be the setup's leader, whose domain the
@@ -124,7 +125,7 @@ func TestStayingSetupIsOutOfReach(t *testing.T) {
 		[ -n "$setup" ] || { echo "no setup"; exit 1; }
 		for f in environ maps mem; do head -c 64 /proc/$setup/$f >/dev/null 2>&1 && echo "$f readable"; done
 		kill -STOP $setup 2>/dev/null && echo "stop sent"; kill -KILL $setup 2>/dev/null && echo "kill sent"; echo done`
-	args := append(hostStays(t), "--", "sh", "-c", script)
+	args := append(setupStays(), "--", "sh", "-c", script)
 	out, errOut, code := runJailWith(t, runOpts{dir: t.TempDir(), env: []string{"JAIL_TEST_SECRET=hunter2"}}, args...)
 	if code != 0 || strings.Contains(out, "readable") || strings.Contains(out, "no setup") {
 		t.Fatalf("inside: %q (exit %d, %s), want the setup found and its memory and environment unreadable", out, code, errOut)

@@ -185,6 +185,14 @@ func hostStays(t *testing.T) []string {
 	return []string{"--report", filepath.Join(t.TempDir(), "report.json")}
 }
 
+// setupStays returns options that keep init's setup beside the command to the end of the run:
+// -v, with which it lists what goes with the sandbox at the end. (Neither a report nor the egress
+// proxy keeps it any more; --explain does too, but its listener answers the command's calls, and
+// a command that stops it waits on them.)
+func setupStays() []string {
+	return []string{"-v"}
+}
+
 // TestCommandIsPid1sChild: the command is the child of the sandbox's pid 1 (pid1.c), which reaps
 // it; init's setup, pid 1's other child, has left by the time the command runs, also with a
 // report (pid 1 sends the command's end) and an egress proxy (the host accepts on the ports), and
@@ -288,7 +296,7 @@ func TestCallerIgnoringSIGCHLD(t *testing.T) {
 }
 
 // TestSignalAfterTheCommandEndsTheRun: once the command has ended, a signal to jail ends a setup
-// that stays to finish the run (here for a report), and jail exits with the command's status.
+// that stays to finish the run (here for -v), and jail exits with the command's status.
 // Without Landlock's signal scope (an older kernel, or Landlock off as in this profile) the
 // command can stop that setup, and jail would otherwise wait for it for ever. The command stops
 // it only once a SIGUSR1 sent to jail has reached it, which pid 1 forwards once the setup has
@@ -302,7 +310,7 @@ func TestSignalAfterTheCommandEndsTheRun(t *testing.T) {
 		` + findSetup + `
 		kill -STOP $setup && : >stopped
 		exit 3`
-	cmd := exec.Command(jailBin, append(append([]string{"-p", profile}, hostStays(t)...), "--", "sh", "-c", script)...)
+	cmd := exec.Command(jailBin, append(append([]string{"-p", profile}, setupStays()...), "--", "sh", "-c", script)...)
 	cmd.Dir = dir
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
