@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jail-sandbox/jail/hooks/fakemodel"
@@ -43,11 +44,11 @@ type CheckOptions struct {
 }
 
 // minor versions are compared numerically, "2.1.332" as [2 1 332].
-var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+\.\d+`) })
 
 func parseVersion(s string) []int {
 	var v []int
-	for _, p := range strings.Split(versionRE.FindString(s), ".") {
+	for _, p := range strings.Split(versionRE().FindString(s), ".") {
 		n, _ := strconv.Atoi(p)
 		v = append(v, n)
 	}
@@ -83,7 +84,7 @@ func Check(ctx context.Context, harnessName string, e Env, opts CheckOptions) Ch
 		}
 	}
 	out, err := exec.CommandContext(ctx, cli, "--version").Output()
-	r.Version = versionRE.FindString(string(out))
+	r.Version = versionRE().FindString(string(out))
 	if err != nil || r.Version == "" {
 		r.Reason, r.Fix = fmt.Sprintf("%s --version did not answer with a version (%v)", cli, err), "npm install -g "+s.pkg
 		return r

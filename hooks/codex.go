@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	toml "github.com/pelletier/go-toml/v2"
@@ -171,10 +172,15 @@ func tomlString(s string) string {
 }
 
 // stateHeader matches a [hooks.state."KEY"] table header line; the key is decoded separately.
-var stateHeader = regexp.MustCompile(`^\s*\[\s*hooks\s*\.\s*state\s*\.\s*("(?:[^"\\]|\\.)*"|'[^']*')\s*\]\s*(?:#.*)?$`)
+// Compiled on first use, as the package's other patterns: not on every jail start.
+var stateHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*\[\s*hooks\s*\.\s*state\s*\.\s*("(?:[^"\\]|\\.)*"|'[^']*')\s*\]\s*(?:#.*)?$`)
+})
 
 // featureOff matches the line that turns the hooks feature off, in [features] or dotted.
-var featureOff = regexp.MustCompile(`^(\s*(?:features\s*\.\s*)?hooks\s*=\s*)false(\s*(?:#.*)?)$`)
+var featureOff = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\s*(?:features\s*\.\s*)?hooks\s*=\s*)false(\s*(?:#.*)?)$`)
+})
 
 // trustInConfig edits config.toml as text, so that the user's comments and layout stay: any
 // existing table for key is replaced by one holding hash, and a `hooks = false` feature line
@@ -200,7 +206,7 @@ func trustInConfig(path, key, hash string, now time.Time, in *Installed) error {
 	section := ""
 	for i := 0; i < len(lines); i++ {
 		line := strings.TrimRight(lines[i], "\r\n")
-		if m := stateHeader.FindStringSubmatch(line); m != nil && tomlKeyEquals(m[1], key) {
+		if m := stateHeader().FindStringSubmatch(line); m != nil && tomlKeyEquals(m[1], key) {
 			for i+1 < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "[") {
 				i++ // drop the old table's body
 			}
@@ -209,7 +215,7 @@ func trustInConfig(path, key, hash string, now time.Time, in *Installed) error {
 		if t := strings.TrimSpace(line); strings.HasPrefix(t, "[") {
 			section = t
 		}
-		if m := featureOff.FindStringSubmatch(line); m != nil && (section == "[features]" || strings.Contains(m[1], "features")) {
+		if m := featureOff().FindStringSubmatch(line); m != nil && (section == "[features]" || strings.Contains(m[1], "features")) {
 			lines[i] = m[1] + "true" + m[2] + "\n"
 			in.Lines = append(in.Lines, "turned Codex's hooks feature back on in "+path)
 		}
