@@ -60,6 +60,44 @@ pair() {
 		 (.[$b].cpu / .[$a].cpu | x)] | @tsv' "$dir"/round-*.json
 }
 
+# load_check WHEN prints the machine's load average (1, 5, 15 minutes) and warns when other
+# work makes the figures unreliable: the 1-minute average above half the CPUs (the benchmark
+# itself keeps about one busy). Under load jail and bwrap queue for a CPU alike, but not equally:
+# the one with more CPU time per start waits longer, so the ratios move too. Read figures taken
+# under a warning as what they were, a loaded machine, and rerun on a quiet one to compare.
+load_check() {
+	local when=$1 load cpus
+	read -r load _ < /proc/loadavg
+	cpus=$(nproc)
+	echo "load average $when: $(cut -d' ' -f1-3 /proc/loadavg) ($cpus CPUs)"
+	if awk -v l="$load" -v c="$cpus" 'BEGIN { exit !(l > c / 2) }'; then
+		echo "bench: load average $load on $cpus CPUs $when: other work competes for the CPUs, figures are unreliable (compare ratios of interleaved rounds only)" >&2
+	fi
+}
+
+# busy_loops N starts N shell loops that spin until the benchmark exits (LOAD=N in the scripts
+# that call it): a repeatable load, for measuring how start-up degrades under one.
+busy_loops() {
+	local i
+	busy_pids=()
+	for ((i = 0; i < $1; i++)); do
+		(exec sh -c 'while :; do :; done') &
+		busy_pids+=($!)
+	done
+}
+
+# end_busy_loops ends the loops busy_loops started, by their ids.
+end_busy_loops() {
+	[ ${#busy_pids[@]} -eq 0 ] || kill "${busy_pids[@]}" 2>/dev/null || true
+	busy_pids=()
+}
+busy_pids=()
+
+# build_starts DIR compiles starts.c (whole-tree CPU per start, parallel starts) into DIR/starts.
+build_starts() {
+	cc -O2 -o "$1/starts" "$(dirname "${BASH_SOURCE[0]}")/starts.c"
+}
+
 # Kernel trace events left enabled (even with tracing off) cost every system call and context
 # switch here (~0.2 µs a syscall for raw_syscalls), and more of jail's than of bwrap's: say so.
 trace_events=$( (cat /sys/kernel/tracing/set_event 2>/dev/null || true) | paste -sd' ')
