@@ -8,7 +8,8 @@
 // inode (mknod S_IFSOCK): git lists no socket, so `git status` shows none, inside the sandbox or
 // out; nothing can open one (ENXIO), write it, or make anything beneath it (ENOTDIR); and it has
 // no data block, so making and removing it costs a few microseconds where a directory cost
-// milliseconds on a busy ext4 (freeing its block). Only the directories pinned above a protected
+// milliseconds on a busy ext4 (freeing its block). A run's sockets in one directory are one inode,
+// hard-linked under each name (Take says why). Only the directories pinned above a protected
 // path (self-binds) are directories. Two sandboxes
 // may run in one directory, and removing a placeholder that another sandbox's protection sits on
 // would unmask it there (the kernel detaches a mount in every other namespace when its
@@ -61,6 +62,12 @@ func Take(mounts []plan.Mount) (*Claim, error) {
 	c := &Claim{}
 	var stateDir *os.File
 	dirs := map[string]int{} // directory → index of its record file in c.files
+	// The first socket this run made in each directory, by the same index: the others there are
+	// hard links to it. On an ext4 without a journal, as this project's VMs have, allocating an
+	// inode skips every recently deleted one in its group, and the placeholders every run makes
+	// and removes pile those up: nine sockets made and removed cost about 1 ms of CPU, one socket
+	// and eight links to it 0.15 ms (a C loop, in a benchmark's repository).
+	sockets := map[int]*spawn.PlaceholderRecord{}
 	for _, m := range mounts {
 		if m.Kind != plan.MountProtect && !(m.Kind == plan.MountBind && m.Create) || beneathOverlay(mounts, m.Target) {
 			continue
@@ -85,12 +92,14 @@ func Take(mounts []plan.Mount) (*Claim, error) {
 			dirs[parent] = i
 			c.files = append(c.files, lock, dir)
 		}
-		err := make1(c.files[i], c.files[i+1], name, m.Kind == plan.MountBind)
+		made, err := make1(c.files[i], c.files[i+1], name, m.Kind == plan.MountBind, sockets[i])
 		if err != nil {
 			c.Release()
 			return nil, fmt.Errorf("placeholder %s: %w", m.Target, err)
 		}
-
+		if made != nil && !made.Dir && sockets[i] == nil {
+			sockets[i] = made
+		}
 	}
 	return c, nil
 }
@@ -179,23 +188,32 @@ func flock(f *os.File, how int) error {
 	}
 }
 
-// make1 makes name in dir as a placeholder when it is missing, a directory or a socket,
-// recorded in lock: announced first (an intent), then rewritten in place as made, so that a run
-// killed in between leaves a record the next run can still act on. One that exists (the user's,
-// or another run's placeholder) is protected as it is.
-func make1(lock, dir *os.File, name string, isDir bool) error {
+// make1 makes name in dir as a placeholder when it is missing, a directory or a socket (a hard
+// link to like when this run made one there already; nil: none), recorded in lock: announced
+// first (an intent), then rewritten in place as made, so that a run killed in between leaves a
+// record the next run can still act on. One that exists (the user's, or another run's
+// placeholder) is protected as it is. Returns the record of what it made, if anything.
+func make1(lock, dir *os.File, name string, isDir bool, like *spawn.PlaceholderRecord) (*spawn.PlaceholderRecord, error) {
 	var st unix.Stat_t
 	if unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		return nil
+		return nil, nil
 	}
 	rec := spawn.PlaceholderRecord{IntentNs: time.Now().UnixNano(), Dir: isDir, Name: name}
 	off, err := appendRecord(lock, rec.Bytes())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if isDir {
+	err = unix.ENOENT
+	if like != nil && !isDir {
+		// Should what like names have been replaced since, the record below holds what was
+		// linked, and the end of the run leaves it alone unless it is the same socket.
+		err = unix.Linkat(int(dir.Fd()), like.Name, int(dir.Fd()), name, 0)
+	}
+	switch {
+	case err == nil || errors.Is(err, unix.EEXIST):
+	case isDir:
 		err = unix.Mkdirat(int(dir.Fd()), name, 0o755)
-	} else {
+	default:
 		err = unix.Mknodat(int(dir.Fd()), name, unix.S_IFSOCK|0o644, 0)
 	}
 	var stx unix.Statx_t
@@ -216,7 +234,10 @@ func make1(lock, dir *os.File, name string, isDir bool) error {
 	if werr := rewriteRecord(lock, off, rec.Bytes()); err == nil {
 		err = werr
 	}
-	return err
+	if rec.State != spawn.PlaceholderMade {
+		return nil, err
+	}
+	return &rec, err
 }
 
 // appendRecord appends b to the record file lock in one write (O_APPEND: other runs holding the
