@@ -35,6 +35,7 @@ cat >phases.c <<'C'
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "commands.h"
 static double now(void) {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
@@ -51,16 +52,9 @@ static double median(double *v, int n) {
 /* phases N NAME CMD... [:: NAME CMD...]: runs the commands in turn, N times each, and prints
    for each the median start->command and command's exit->reaped, in microseconds. */
 int main(int argc, char **argv) {
-	int n = atoi(argv[1]), k = 0;
+	int n = atoi(argv[1]);
 	char *name[8], **cmd[8];
-	for (int i = 2; i < argc && k < 8; k++) {
-		name[k] = argv[i++];
-		cmd[k] = argv + i;
-		while (i < argc && strcmp(argv[i], "::") != 0)
-			i++;
-		if (i < argc)
-			argv[i++] = NULL;
-	}
+	int k = split_commands(argc, argv, 2, name, cmd, 8);
 	double *start[8], *exit_[8];
 	for (int c = 0; c < k; c++) {
 		start[c] = malloc(n * sizeof(double));
@@ -96,7 +90,7 @@ int main(int argc, char **argv) {
 }
 C
 gcc -O2 -static -o stamp stamp.c
-gcc -O2 -o phases phases.c
+gcc -O2 -I"$bench" -o phases phases.c
 
 "$jail" -- ./stamp >/dev/null # a first run, as bench/startup.sh
 mapfile -t bw < <("$jail" --dry-run -- true | jq -r -f "$bench/bwrap.jq")

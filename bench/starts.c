@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "commands.h"
+
 #define MAXCMD 8
 
 static double now(void) {
@@ -98,20 +100,13 @@ int main(int argc, char **argv) {
 		fprintf(stderr, "usage: starts ROUNDS P N NAME CMD... [:: NAME CMD...]\n");
 		return 2;
 	}
-	int rounds = atoi(argv[1]), p = atoi(argv[2]), n = atoi(argv[3]), k = 0;
+	int rounds = atoi(argv[1]), p = atoi(argv[2]), n = atoi(argv[3]);
 	if (p < 1 || p > 64 || n < 1 || rounds < 1) {
 		fprintf(stderr, "starts: P must be 1-64, N and ROUNDS at least 1\n");
 		return 2;
 	}
 	char *name[MAXCMD], **cmd[MAXCMD];
-	for (int i = 4; i < argc && k < MAXCMD; k++) {
-		name[k] = argv[i++];
-		cmd[k] = argv + i;
-		while (i < argc && strcmp(argv[i], "::") != 0)
-			i++;
-		if (i < argc)
-			argv[i++] = NULL;
-	}
+	int k = split_commands(argc, argv, 4, name, cmd, MAXCMD);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	double secs[MAXCMD] = {0}, cpus[MAXCMD] = {0}, *walls[MAXCMD];
 	int failed[MAXCMD] = {0};
