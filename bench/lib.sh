@@ -66,10 +66,11 @@ pair() {
 # the one with more CPU time per start waits longer, so the ratios move too. Read figures taken
 # under a warning as what they were, a loaded machine, and rerun on a quiet one to compare.
 load_check() {
-	local when=$1 load cpus
+	local when=$1 load cpus own=""
+	[ ${#busy_pids[@]} -eq 0 ] || own=", ${#busy_pids[@]} busy loops started by the benchmark"
 	read -r load _ < /proc/loadavg
 	cpus=$(nproc)
-	echo "load average $when: $(cut -d' ' -f1-3 /proc/loadavg) ($cpus CPUs)"
+	echo "load average $when: $(cut -d' ' -f1-3 /proc/loadavg) ($cpus CPUs$own)"
 	if awk -v l="$load" -v c="$cpus" 'BEGIN { exit !(l > c / 2) }'; then
 		echo "bench: load average $load on $cpus CPUs $when: other work competes for the CPUs, figures are unreliable (compare ratios of interleaved rounds only)" >&2
 	fi
