@@ -72,14 +72,13 @@ func TestKilledJailTakesTheSandboxWithIt(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			pid := waitForProcess(t, "sleep\x00"+marker)
+			pid := waitForProcess(t, cmd.Process.Pid, "sleep\x00"+marker)
 			cmd.Process.Kill()
 			cmd.Wait()
-			for i := 0; i < 100; i++ {
+			for deadline := time.Now().Add(hangTimeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 				if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
 					return
 				}
-				time.Sleep(50 * time.Millisecond)
 			}
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("sandboxed process %d survived jail's SIGKILL", pid)
@@ -87,16 +86,36 @@ func TestKilledJailTakesTheSandboxWithIt(t *testing.T) {
 	}
 }
 
-// waitForProcess finds the host pid of the process whose command line starts with cmdline.
-func waitForProcess(t *testing.T, cmdline string) int {
+// waitForProcess returns the host pid of the process among root's descendants whose command line
+// starts with cmdline, once it runs. Only root's: another test's or another run's processes may
+// match too.
+func waitForProcess(t *testing.T, root int, cmdline string) int {
 	t.Helper()
-	for i := 0; i < 200; i++ {
-		if pid := findProcess(cmdline); pid != 0 {
+	for deadline := time.Now().Add(hangTimeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if pid := findDescendant(root, cmdline); pid != 0 {
 			return pid
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
-	t.Fatalf("no process %q appeared", cmdline)
+	t.Fatalf("no process %q appeared under pid %d within %s", cmdline, root, hangTimeout)
+	return 0
+}
+
+// findDescendant returns the pid of a descendant of root whose command line starts with
+// cmdline, or 0.
+func findDescendant(root int, cmdline string) int {
+	for pids := []int{root}; len(pids) > 0; pids = pids[1:] {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pids[0]))
+		for _, task := range tasks {
+			children, _ := os.ReadFile(task)
+			for _, field := range strings.Fields(string(children)) {
+				pid, _ := strconv.Atoi(field)
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), cmdline) {
+					return pid
+				}
+				pids = append(pids, pid)
+			}
+		}
+	}
 	return 0
 }
 
@@ -258,13 +277,7 @@ func TestSchedulingPolicyIsTheCallers(t *testing.T) {
 	}
 
 	// With a report to write the host stays while the command runs (waiter.c).
-	cmd := exec.Command(jailBin, "--report", filepath.Join(t.TempDir(), "report.json"), "--", "sleep", "5")
-	cmd.Dir = t.TempDir() // not the package directory, where agent's placeholders would land in the source tree
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	waitForProcess(t, "sleep\x005\x00") // jail's runtimes have started their threads by then; not "sleep 50…"
+	cmd, _ := startSleeping(t, "--report", filepath.Join(t.TempDir(), "report.json")) // jail's runtimes have started their threads by then
 	// The host's threads are SCHED_BATCH; the waiter, the process started, is SCHED_OTHER again
 	// (waiter.c); init's thread that starts the command restores SCHED_OTHER first.
 	policyOf := func(task string) string {

@@ -50,7 +50,7 @@ func startSleeping(t *testing.T, args ...string) (*exec.Cmd, int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, waitForProcess(t, "sleep\x00"+marker)
+	return cmd, waitForProcess(t, cmd.Process.Pid, "sleep\x00"+marker)
 }
 
 // TestHostLeavesOnceTheCommandRuns: the process jail's caller waits for is a small waiter,
