@@ -33,7 +33,11 @@ var (
 	// default masked paths make it: a new pid namespace's own /proc, with /dev/null bound over
 	// /proc/keys and /proc/timer_list.
 	maskedProcPrefix = []string{"unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--mount-proc", "sh", "-c",
-		`for f in /proc/keys /proc/timer_list; do [ -e $f ] && mount --bind /dev/null $f; done; exec "$@"`, "sh"}
+		maskProc + `; exec "$@"`, "sh"}
+	// maskProc masks the entries; a mask that fails ends the shell, its error on stderr: without
+	// it the kernel would let jail mount a /proc, and the run would pass for jail's failure to
+	// refuse.
+	maskProc = `for f in /proc/keys /proc/timer_list; do [ ! -e $f ] || mount --bind /dev/null $f || exit 1; done`
 	// noTmpPrefix runs jail in a root that has no /tmp, so that init's first step, mounting its
 	// scratch root on /tmp, fails before the plan arrives.
 	noTmpPrefix = []string{"unshare", "--user", "--map-root-user", "--mount", "sh", "-c", `set -e
@@ -212,14 +216,14 @@ func TestMaskedProc(t *testing.T) {
 	_, errOut, code := runNested(t, maskedProcPrefix, "--", "true")
 	lines := jailLines(errOut)
 	if code != exitFailure || len(lines) != 1 || !strings.Contains(lines[0], "--allow-weaker") || !strings.Contains(lines[0], "unmask=ALL") {
-		t.Fatalf("masked /proc without --allow-weaker: exit %d, jail's lines %q; want 125 and one line with both ways on", code, lines)
+		t.Fatalf("masked /proc without --allow-weaker: exit %d, jail's lines %q; want 125 and one line with both ways on; stderr:\n%s", code, lines, errOut)
 	}
 	// The outer pid namespace's processes: a shell whose environment holds a secret, which waits
 	// while jail runs. Its pid there is 2 (unshare's sh is 1).
 	prefix := append(append([]string{}, maskedProcPrefix[:len(maskedProcPrefix)-2]...),
-		`for f in /proc/keys /proc/timer_list; do [ -e $f ] && mount --bind /dev/null $f; done
+		maskProc+`
 SECRET=s3cret sleep 31 &
-sleep 0.2
+until tr '\0' ' ' < /proc/$!/cmdline | grep -q '^sleep 31 '; do sleep 0.01; done
 tr '\0' '\n' < /proc/$!/environ | grep -c SECRET= > /proc/self/fd/2 || true
 echo 500 > /proc/$!/oom_score_adj && echo writable-outside >&2
 "$@"; status=$?
@@ -235,7 +239,7 @@ done
 wc -c < /proc/keys 2>/dev/null | sed 's/^/K/'`
 	out, errOut, code := runNested(t, prefix, "--allow-weaker", "--", "sh", "-c", script)
 	if code != 0 {
-		t.Fatalf("masked /proc with --allow-weaker: exit %d, stderr %q", code, errOut)
+		t.Fatalf("masked /proc with --allow-weaker: exit %d, stderr:\n%s", code, errOut)
 	}
 	if !strings.Contains(errOut, "1\n") || !strings.Contains(errOut, "writable-outside") {
 		t.Fatalf("the control failed: outside jail the secret or the write did not work: %q", errOut)
