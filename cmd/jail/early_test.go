@@ -219,10 +219,10 @@ func flagArgs(t *testing.T, f *flag.Flag, values map[string]string, before ...st
 }
 
 // openFIFOWriter opens the FIFO at path for writing once a reader (jail, reading its profile) has
-// it open, waiting at most ten seconds for one.
+// it open, waiting at most hangTimeout for one.
 func openFIFOWriter(t *testing.T, path string) *os.File {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.Now().Add(hangTimeout); ; {
 		f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 		if err == nil {
 			return f

@@ -60,11 +60,11 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 }
 
 // leftoverProcesses lists the processes whose command line holds marker, once those that are
-// dying (a SIGKILLed jail's host and init follow it within moments) are gone; it gives them a
-// few seconds.
+// dying (a SIGKILLed jail's host and init follow it within moments) are gone; it gives them up
+// to hangTimeout.
 func leftoverProcesses(marker string) []string {
 	var left []string
-	for range 50 {
+	for deadline := time.Now().Add(hangTimeout); time.Now().Before(deadline); {
 		left = nil
 		entries, _ := os.ReadDir("/proc")
 		for _, e := range entries {

@@ -341,7 +341,7 @@ func TestOrphansDieWithTheCommand(t *testing.T) {
 	marker := fmt.Sprintf("%d.%d", 2000+os.Getpid()%1000, time.Now().UnixNano()%1000000)
 	// The command exits once the background sleep runs (setsid executes it in the same process).
 	script := `setsid sleep "$1" </dev/null >/dev/null 2>&1 &
-		for i in $(seq 500); do [ "$(tr '\0' ' ' </proc/$!/cmdline)" = "sleep $1 " ] && break; sleep 0.01; done; exit 0`
+		for i in $(seq 1000); do [ "$(tr '\0' ' ' </proc/$!/cmdline)" = "sleep $1 " ] && break; sleep 0.01; done; exit 0`
 	_, errOut, code := runJail(t, "--", "sh", "-c", script, "sh", marker)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -358,7 +358,7 @@ func TestOrphansDieWithTheCommand(t *testing.T) {
 func TestInitReapsOrphansAsTheyEnd(t *testing.T) {
 	// Each orphan is gone (reaped) before the command ends, or a zombie is listed.
 	script := `for i in 1 2 3 4 5; do (true &); done
-		for i in $(seq 100); do grep -lq '^State:.*Z' /proc/[0-9]*/status 2>/dev/null || break; sleep 0.05; done
+		for i in $(seq 300); do grep -lq '^State:.*Z' /proc/[0-9]*/status 2>/dev/null || break; sleep 0.05; done
 		grep -l '^State:.*Z' /proc/[0-9]*/status 2>/dev/null; echo done`
 	out, errOut, code := runJail(t, "--", "sh", "-c", script)
 	if code != 0 || strings.TrimSpace(out) != "done" {
