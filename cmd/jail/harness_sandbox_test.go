@@ -88,7 +88,7 @@ func TestHarnessOwnSandbox(t *testing.T) {
 		}
 		home, proj := harnessHome(t)
 		writeFile(t, filepath.Join(home, ".config", "jail", "agent-nested.toml"), nestedProfile)
-		opts := runOpts{dir: proj, env: []string{"HOME=" + home, "PATH=" + bin + ":" + os.Getenv("PATH")}}
+		opts := runOpts{dir: proj, env: []string{"HOME=" + home, "PATH=" + bin + ":" + os.Getenv("PATH")}, timeout: hookCheckTimeout}
 		settings := filepath.Join(home, ".claude", "settings.json")
 		check := func(sandbox, profile string, wantOK bool, want string) {
 			t.Helper()

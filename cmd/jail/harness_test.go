@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestHarnessInstallAndCheck drives the real agent CLIs, pinned in testdata/harnesses and
@@ -36,7 +37,7 @@ func TestHarnessInstallAndCheck(t *testing.T) {
 				writeFile(t, filepath.Join(home, ".codex", "config.toml"), "sandbox_mode = \"danger-full-access\"\n")
 			}
 			opts := runOpts{dir: proj, env: []string{"HOME=" + home, "PATH=" + bin + ":" + os.Getenv("PATH"),
-				"GEMINI_CLI_TRUST_WORKSPACE=true"}}
+				"GEMINI_CLI_TRUST_WORKSPACE=true"}, timeout: hookCheckTimeout}
 			check := func(wantOK bool, want string) {
 				t.Helper()
 				out, errOut, code := runJailWith(t, opts, "hook", "check", "-v", tc.harness)
@@ -80,6 +81,11 @@ func TestHarnessInstallAndCheck(t *testing.T) {
 		})
 	}
 }
+
+// hookCheckTimeout bounds a `jail hook check` run: past check's own bound on the agent CLI (3
+// minutes), which a loaded machine's CLI start-up can near, so that a CLI too slow fails there,
+// named, and not here as a hang.
+const hookCheckTimeout = 4 * time.Minute
 
 // harnessBin is $JAIL_HARNESS_BIN, where .ci/run installs the agent CLIs pinned in
 // testdata/harnesses; without it the test is skipped.
