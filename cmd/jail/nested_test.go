@@ -31,9 +31,10 @@ var (
 	unmappedPrefix = []string{"unshare", "--user"}
 	// maskedProcPrefix runs jail under a /proc with masked entries, as Docker's and Podman's
 	// default masked paths make it: a new pid namespace's own /proc, with /dev/null bound over
-	// /proc/keys and /proc/timer_list.
+	// /proc/keys and /proc/timer_list. It lists the proc mounts jail starts under on stderr, for
+	// a failure to show.
 	maskedProcPrefix = []string{"unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--mount-proc", "sh", "-c",
-		maskProc + `; exec "$@"`, "sh"}
+		maskProc + `; grep -w proc /proc/self/mountinfo >&2; exec "$@"`, "sh"}
 	// maskProc masks the entries; a mask that fails ends the shell, its error on stderr: without
 	// it the kernel would let jail mount a /proc, and the run would pass for jail's failure to
 	// refuse.
@@ -213,10 +214,11 @@ func TestSetupErrorBeforeThePlanIsPrinted(t *testing.T) {
 // environment closed and their /proc files unwritten, which the same reads and writes from
 // outside jail show to be possible.
 func TestMaskedProc(t *testing.T) {
-	_, errOut, code := runNested(t, maskedProcPrefix, "--", "true")
+	// The command, which must not run, lists the proc mounts it would see.
+	out, errOut, code := runNested(t, maskedProcPrefix, "--", "grep", "-w", "proc", "/proc/self/mountinfo")
 	lines := jailLines(errOut)
 	if code != exitFailure || len(lines) != 1 || !strings.Contains(lines[0], "--allow-weaker") || !strings.Contains(lines[0], "unmask=ALL") {
-		t.Fatalf("masked /proc without --allow-weaker: exit %d, jail's lines %q; want 125 and one line with both ways on; stderr:\n%s", code, lines, errOut)
+		t.Fatalf("masked /proc without --allow-weaker: exit %d, jail's lines %q; want 125 and one line with both ways on\nstdout:\n%s\nstderr:\n%s", code, lines, out, errOut)
 	}
 	// The outer pid namespace's processes: a shell whose environment holds a secret, which waits
 	// while jail runs. Its pid there is 2 (unshare's sh is 1).
@@ -237,7 +239,7 @@ for p in /proc/[0-9]*; do
 	if tr '\0' ' ' < $p/cmdline | grep -q '^sleep 3[1]'; then echo 900 > $p/oom_score_adj 2>/dev/null && echo W$((6*7)); fi
 done
 wc -c < /proc/keys 2>/dev/null | sed 's/^/K/'`
-	out, errOut, code := runNested(t, prefix, "--allow-weaker", "--", "sh", "-c", script)
+	out, errOut, code = runNested(t, prefix, "--allow-weaker", "--", "sh", "-c", script)
 	if code != 0 {
 		t.Fatalf("masked /proc with --allow-weaker: exit %d, stderr:\n%s", code, errOut)
 	}
