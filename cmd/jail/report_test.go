@@ -176,7 +176,9 @@ func TestReportCountsWhatTheCommandLeft(t *testing.T) {
 }
 
 func TestReportTimeout(t *testing.T) {
-	r := runJailReport(t, "--timeout", "300ms", "--", "sleep", "60")
+	// The command must have started before the timeout, for its record: a start took 50-100 ms
+	// at load 25 on two cores, which left 300 ms little room.
+	r := runJailReport(t, "--timeout", "2s", "--", "sleep", "60")
 	rep := r.report
 	if r.code != 124 || rep.Exit.Status != 124 || !slices.Equal(rep.LimitsHit, []string{"timeout"}) ||
 		!strings.Contains(rep.Error, "timeout") {
