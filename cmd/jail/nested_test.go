@@ -33,30 +33,50 @@ var (
 	// default masked paths make it: a new pid namespace's own /proc, with /dev/null bound over
 	// /proc/keys and /proc/timer_list. It lists the proc mounts jail starts under on stderr, for
 	// a failure to show.
-	maskedProcPrefix = []string{"unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--mount-proc", "sh", "-c",
-		maskProc + `; grep -w proc /proc/self/mountinfo >&2; exec "$@"`, "sh"}
-	// maskProc masks the entries; a mask that fails ends the shell, its error on stderr: without
-	// it the kernel would let jail mount a /proc, and the run would pass for jail's failure to
-	// refuse.
-	maskProc = `for f in /proc/keys /proc/timer_list; do [ ! -e $f ] || mount --bind /dev/null $f || exit 1; done`
+	maskedProcPrefix = maskedProc(`grep -w proc /proc/self/mountinfo >&2
+exec "$@"`)
 	// noTmpPrefix runs jail in a root that has no /tmp, so that init's first step, mounting its
 	// scratch root on /tmp, fails before the plan arrives.
-	noTmpPrefix = []string{"unshare", "--user", "--map-root-user", "--mount", "sh", "-c", `set -e
+	noTmpPrefix = []string{"unshare", "--user", "--map-root-user", "--mount", "sh", "-c", inContainerRoot(`mkdir "$root/proc" "$root/jail"
+mount --rbind /proc "$root/proc"
+cp "$1" "$root/jail/jail"
+shift`, `cd /
+exec /jail/jail "$@"`), "sh"}
+)
+
+// maskedProc is maskedProcPrefix with then as the script that runs jail ("$@"), in the working
+// directory.
+func maskedProc(then string) []string {
+	return []string{"unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "sh", "-c", inContainerRoot(`wd=$PWD
+mkdir "$root/proc" "$root/tmp"
+mount -t proc proc "$root/proc"
+mount --bind /tmp "$root/tmp"
+if [ ! -e "$root$1" ]; then mkdir -p "$root${1%/*}"; : >"$root$1"; mount --bind "$1" "$root$1"; fi`, `for f in /proc/keys /proc/timer_list; do [ ! -e $f ] || mount --bind /dev/null $f; done
+cd "$wd"
+`+then), "sh"}
+}
+
+// inContainerRoot is a prefix's script that runs then in a root of its own, as a container's
+// does: a tmpfs holding the host's /usr, /etc, /dev, /home and /root and what setup adds to
+// $root, and nothing else of the host's mount table. Another program's procfs there (a chroot's
+// /proc, which debootstrap mounts) would let the sandbox mount a /proc of its own where the
+// container's masks must refuse it: the kernel lets a user namespace mount a procfs where its
+// mount table already shows one whole. Any step that fails ends the script, its error on stderr.
+func inContainerRoot(setup, then string) string {
+	return `set -e
 root=$(mktemp -d)
 mount -t tmpfs tmpfs "$root"
-for d in /usr /etc /proc /dev /home /root; do
+for d in /usr /etc /dev /home /root; do
 	if [ -d "$d" ]; then mkdir -p "$root$d"; mount --rbind "$d" "$root$d"; fi
 done
 for l in /bin /sbin /lib /lib64; do [ -L "$l" ] && ln -s "$(readlink "$l")" "$root$l"; done
-mkdir "$root/jail" "$root/old"
-cp "$1" "$root/jail/jail"
-shift
+` + setup + `
+mkdir "$root/old"
 cd "$root"
 pivot_root . old
 umount -l /old
-cd /
-exec /jail/jail "$@"`, "sh"}
-)
+` + then
+}
 
 // runNested runs jail with args under prefix in a fresh working directory, and fails the test
 // when it does not end within hangTimeout.
@@ -222,15 +242,14 @@ func TestMaskedProc(t *testing.T) {
 	}
 	// The outer pid namespace's processes: a shell whose environment holds a secret, which waits
 	// while jail runs. Its pid there is 2 (unshare's sh is 1).
-	prefix := append(append([]string{}, maskedProcPrefix[:len(maskedProcPrefix)-2]...),
-		maskProc+`
+	prefix := maskedProc(`set +e
 SECRET=s3cret sleep 31 &
 until tr '\0' ' ' < /proc/$!/cmdline | grep -q '^sleep 31 '; do sleep 0.01; done
 tr '\0' '\n' < /proc/$!/environ | grep -c SECRET= > /proc/self/fd/2 || true
 echo 500 > /proc/$!/oom_score_adj && echo writable-outside >&2
 "$@"; status=$?
 kill $!
-exit $status`, "sh")
+exit $status`)
 	// Each line of output is computed, so that the script's own text, which /proc lists as a
 	// command line, cannot pass for it.
 	script := `cat /proc/*/cmdline | tr '\0' ' ' | grep -q 'sleep 3[1]' && echo L$((0+1))
