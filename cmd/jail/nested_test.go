@@ -62,9 +62,10 @@ cd "$wd"
 // /proc, which debootstrap mounts) would let the sandbox mount a /proc of its own where the
 // container's masks must refuse it: the kernel lets a user namespace mount a procfs where its
 // mount table already shows one whole. Any step that fails ends the script, its error on stderr.
+// $root is made in the working directory, which the test removes.
 func inContainerRoot(setup, then string) string {
 	return `set -e
-root=$(mktemp -d)
+root=$(mktemp -d -p "$PWD")
 mount -t tmpfs tmpfs "$root"
 for d in /usr /etc /dev /home /root; do
 	if [ -d "$d" ]; then mkdir -p "$root$d"; mount --rbind "$d" "$root$d"; fi
@@ -221,7 +222,7 @@ func TestSetupErrorBeforeThePlanIsPrinted(t *testing.T) {
 		if i%2 == 1 {
 			args = append([]string{"-v"}, args...)
 		}
-		_, errOut, code := runJailWith(t, runOpts{dir: "/", wrap: noTmpPrefix, timeout: hangTimeout}, args...)
+		_, errOut, code := runNested(t, noTmpPrefix, args...)
 		if code != exitFailure || !strings.Contains(errOut, "jail: setup root: mount tmpfs on /tmp: no such file or directory") {
 			t.Errorf("run %d (%q): exit %d, stderr %q; want 125 and init's error", i, args, code, errOut)
 		}
