@@ -41,6 +41,10 @@ type Baseline struct {
 	// Start is CLOCK_REALTIME_COARSE at Begin, no later than any ctime set after: once an ignore
 	// file changed, the files changed since are looked for by it.
 	Start stamp
+	// places are where git saw each grant from at the walk, one per grant. The end classifies by
+	// them: a repository that appears meanwhile (the run's own `git init`, anything's .git above
+	// the grant) would otherwise make every file written there look shown by git.
+	places []place
 	// stdio are the files jail writes to through descriptors its caller gave it: its standard
 	// input, output and error (`jail -- make > build.log`), --json-status-fd's. The user named
 	// them, and jail's own lines go there too; they are no sentinels.
@@ -126,8 +130,11 @@ func Begin(grants []string, home, config string) *Baseline {
 // the walk keeps its ctime on kernels before 6.13; from 6.13 the walk's statx makes the next
 // change's ctime fine-grained.
 func (b *Baseline) Walk() {
+	b.places = b.places[:0]
 	for _, g := range b.Grants {
-		t := findTree(g, b.Home, b.Config)
+		p := locate(g)
+		b.places = append(b.places, p)
+		t := p.tree(b.Home, b.Config)
 		w := newWalker(b, t, g)
 		w.start()
 		if w.stale { // an ignore file appeared where the cache did not know one: walk afresh
@@ -161,19 +168,38 @@ type tree struct {
 	gitDirItself bool    // the grant is a git directory (a worktree's common dir)
 }
 
-// findTree finds the work tree holding dir: the nearest directory at or above it with a .git.
-func findTree(dir, home, config string) tree {
+// place is where git sees a directory from: the top of the work tree holding it and that tree's
+// git directory; only the git directory when the directory is one itself; neither outside any
+// repository.
+type place struct{ top, gitDir string }
+
+// locate finds the place of dir as git does: the nearest directory at or above it with a .git
+// that is a git directory or names one. Git looks further up past any other .git, and so does
+// this: an empty one above the grant (another run's placeholder, there while that run lasts)
+// would make every file written look shown by git.
+func locate(dir string) place {
 	if isGitDir(dir) {
-		return tree{gitDirItself: true}
+		return place{gitDir: dir}
 	}
 	for d := dir; ; d = filepath.Dir(d) {
-		if git := filepath.Join(d, ".git"); exists(git) {
-			return tree{ig: newIgnore(d, gitDirOf(git), home, config)}
+		if git := filepath.Join(d, ".git"); exists(git) && isGitDir(gitDirOf(git)) {
+			return place{top: d, gitDir: gitDirOf(git)}
 		}
 		if d == "/" {
-			return tree{}
+			return place{}
 		}
 	}
+}
+
+// tree is the work tree at p, its ignore files read as they are now.
+func (p place) tree(home, config string) tree {
+	switch {
+	case p.top != "":
+		return tree{ig: newIgnore(p.top, p.gitDir, home, config)}
+	case p.gitDir != "":
+		return tree{gitDirItself: true}
+	}
+	return tree{}
 }
 
 // gitDirOf is the git directory a .git names: itself, or where a "gitdir:" file points.
@@ -192,9 +218,11 @@ func gitDirOf(git string) string {
 	return git
 }
 
-// isGitDir says whether dir is a git directory (a HEAD and objects inside).
+// isGitDir says whether dir is a git directory: a HEAD, and objects of its own or of a common
+// directory (a linked worktree's).
 func isGitDir(dir string) bool {
-	return exists(filepath.Join(dir, "HEAD")) && exists(filepath.Join(dir, "objects"))
+	return exists(filepath.Join(dir, "HEAD")) &&
+		(exists(filepath.Join(dir, "objects")) || exists(filepath.Join(dir, "commondir")))
 }
 
 func exists(p string) bool {
@@ -241,12 +269,16 @@ func (ig *ignore) rel(p string) string {
 // Encode is the baseline as jail's waiter reads it (spawn/audit.c): Start (seconds, then
 // nanoseconds, int64), then entries, each a kind byte and NUL-ended text: 'S' a sentinel file and
 // 'D' a sentinel directory ("INO SEC NSEC PATH"), each 'D' followed by its names ('n' NAME);
-// 'G' a grant, 'H' the home, 'C' the config directory, 'P' partial (no text), 'O' one of jail's
+// 'G' a grant, each followed by its place ('W' the work tree's top, then 'w' its git directory,
+// either empty), 'H' the home, 'C' the config directory, 'P' partial (no text), 'O' one of jail's
 // standard files ("DEV INO").
 func (b *Baseline) Encode() []byte {
 	size := 16 + len(b.Home) + len(b.Config) + 8
 	for _, g := range b.Grants {
 		size += len(g) + 2
+	}
+	for _, p := range b.places {
+		size += len(p.top) + len(p.gitDir) + 4
 	}
 	for _, s := range b.Sentinels {
 		size += len(s.Path) + 48
@@ -260,8 +292,12 @@ func (b *Baseline) Encode() []byte {
 	entry := func(kind byte, text string) {
 		out = append(append(append(out, kind), text...), 0)
 	}
-	for _, g := range b.Grants {
+	for i, g := range b.Grants {
 		entry('G', g)
+		if i < len(b.places) {
+			entry('W', b.places[i].top)
+			entry('w', b.places[i].gitDir)
+		}
 	}
 	entry('H', b.Home)
 	entry('C', b.Config)
@@ -321,6 +357,16 @@ func Decode(data []byte) (*Baseline, error) {
 			last.Names = append(last.Names, text)
 		case 'G':
 			b.Grants = append(b.Grants, text)
+		case 'W':
+			if len(b.places) >= len(b.Grants) {
+				return nil, errors.New("audit baseline: a place without its grant")
+			}
+			b.places = append(b.places, place{top: text})
+		case 'w':
+			if len(b.places) == 0 {
+				return nil, errors.New("audit baseline: a git directory without its place")
+			}
+			b.places[len(b.places)-1].gitDir = text
 		case 'H':
 			b.Home = text
 		case 'C':

@@ -72,7 +72,7 @@ func (b *Baseline) Findings() []Finding {
 		}
 		t, ok := trees[g]
 		if !ok {
-			t = findTree(g, b.Home, b.Config)
+			t = b.endTree(g)
 			trees[g] = t
 		}
 		if f, ok := classify(p, g, t); ok {
@@ -81,6 +81,24 @@ func (b *Baseline) Findings() []Finding {
 	}
 	slices.SortFunc(out, func(a, b Finding) int { return strings.Compare(a.Path, b.Path) })
 	return out
+}
+
+// endTree is the work tree grant g lies in, to classify what the run wrote there: where the walk
+// saw it, with its ignore files as they are now. Where git would look at g from elsewhere now (a
+// repository made in or above it since, or the walk's gone), g counts as outside any
+// repository: everything written there is listed, rather than a new .git hiding it.
+func (b *Baseline) endTree(g string) tree {
+	i := slices.Index(b.Grants, g)
+	if i < 0 || i >= len(b.places) || locate(g) != b.places[i] {
+		return tree{}
+	}
+	return b.places[i].tree(b.Home, b.Config)
+}
+
+// gitsOwn says whether dir/name is the git directory of a work tree the walk saw a grant in: its
+// info/ is a sentinel of its own. A .git made anywhere else is the run's, and listed.
+func (b *Baseline) gitsOwn(dir, name string) bool {
+	return name == ".git" && slices.ContainsFunc(b.places, func(p place) bool { return p.top == dir })
 }
 
 // Why git does not show a file (Finding.NotShownByGit).
@@ -122,15 +140,14 @@ func cmpOr(a, b string) string {
 }
 
 // scanNew records the names in s, a directory that moved, that it did not hold at the walk,
-// and everything beneath the new directories among them. (Git's own directory is skipped: its
-// info/ is a sentinel of its own.)
+// and everything beneath the new directories among them (but git's own directory, gitsOwn).
 func (b *Baseline) scanNew(s Sentinel, written map[string]bool) {
 	entries, err := readDir(s.Path)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if e.Name() == ".git" || slices.Contains(s.Names, e.Name()) {
+		if b.gitsOwn(s.Path, e.Name()) || slices.Contains(s.Names, e.Name()) {
 			continue
 		}
 		p := filepath.Join(s.Path, e.Name())
@@ -150,7 +167,8 @@ func (b *Baseline) scanSince(g string, written map[string]bool) {
 	})
 }
 
-// scanAll records every file beneath dir that keep takes (nil: every one).
+// scanAll records every file beneath dir that keep takes (nil: every one), but in git's own
+// directory (gitsOwn).
 func (b *Baseline) scanAll(dir string, written map[string]bool, keep func(string) bool) {
 	entries, err := readDir(dir)
 	if err != nil {
@@ -159,7 +177,7 @@ func (b *Baseline) scanAll(dir string, written map[string]bool, keep func(string
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
 		switch {
-		case e.Name() == ".git":
+		case b.gitsOwn(dir, e.Name()):
 		case e.IsDir():
 			b.scanAll(p, written, keep)
 		case keep == nil || keep(p):
