@@ -11,5 +11,5 @@ extern const char *const jail_audit_arg0;
 int jail_audit_changed(int fd);
 
 // jail_audit_exec executes jail as jail_audit_arg0 with the baseline fd as descriptor 3, to exit
-// with status; it returns only when that fails.
+// with status; it returns only when that fails, having said so on stderr.
 void jail_audit_exec(int fd, int status);
