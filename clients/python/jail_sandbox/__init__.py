@@ -14,6 +14,7 @@ PATH). Standard library only.
 from .aio import AsyncSandbox
 from .errors import (
     AlreadyExistsError,
+    ApplyRefusedError,
     DeadlineExceededError,
     FailedPreconditionError,
     InternalError,
@@ -24,19 +25,37 @@ from .errors import (
     UnimplementedError,
 )
 from .sandbox import Sandbox
-from .values import ArchiveResult, ExecResult, ExitStatus, FileEntry, ProcessInfo, ProcessOutput, SandboxInfo, WriteResult
+from .values import (
+    ApplyResult,
+    ArchiveResult,
+    Change,
+    ChangeSet,
+    ExecResult,
+    ExitStatus,
+    FileEntry,
+    Held,
+    ProcessInfo,
+    ProcessOutput,
+    SandboxInfo,
+    WriteResult,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyExistsError",
+    "ApplyRefusedError",
+    "ApplyResult",
     "ArchiveResult",
     "AsyncSandbox",
+    "Change",
+    "ChangeSet",
     "DeadlineExceededError",
     "ExecResult",
     "ExitStatus",
     "FailedPreconditionError",
     "FileEntry",
+    "Held",
     "InternalError",
     "InvalidArgumentError",
     "JailError",

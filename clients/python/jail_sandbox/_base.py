@@ -1,6 +1,6 @@
 """The surface Sandbox and AsyncSandbox share. Each method builds its operation once and hands it
 to the class's driver: Sandbox's runs it and returns the result, AsyncSandbox's returns a
-coroutine of it (so every method of AsyncSandbox, its files and processes is awaited)."""
+coroutine of it (so every method of AsyncSandbox, its files, processes and workspace is awaited)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 from . import _routes
 from ._routes import Command, Target
 from ._wire import Gen
-from .values import ArchiveResult, FileEntry, ProcessInfo, ProcessOutput, SandboxInfo, WriteResult, go_duration
+from .values import ApplyResult, ArchiveResult, ChangeSet, FileEntry, ProcessInfo, ProcessOutput, SandboxInfo, WriteResult, go_duration
 
 Data = Union[bytes, bytearray, memoryview, str]
 Callback = Callable[[bytes], Any]
@@ -157,6 +157,41 @@ class Processes:
         return self._sb._run(self._sb._t.json("DELETE", self._pid(pid)))
 
 
+class Workspace:
+    """The change set of an overlay workspace (``create(workspace="overlay")``): what the
+    commands write in the working directory waits there, and the host's tree does not change
+    until ``apply``. While the sandbox lives its socket answers; after ``delete`` (which keeps a
+    change set holding changes) ``jail serve``'s does. NotFoundError: no change set."""
+
+    def __init__(self, sb: "SandboxBase"):
+        self._sb = sb
+
+    def changes(self) -> Any:
+        """The ChangeSet: its changes, and those in conflict with the tree."""
+        return self._sb._run(_then(self._sb._t.json("GET", "/changes"), ChangeSet.from_json))
+
+    def diff(self, *paths: str) -> Any:
+        """The changes (at or beneath ``paths``; none: all) as one patch in git's format, as
+        ``jail diff`` prints it. Bytes that are not UTF-8 stay surrogate escapes, so
+        ``.encode("utf-8", "surrogateescape")`` is the patch ``git apply`` reads."""
+        gen = self._sb._t.raw("GET", "/changes/diff", {"path": list(paths)})
+        return self._sb._run(_then(gen, lambda b: b.decode("utf-8", "surrogateescape")))
+
+    def apply(self, *paths: str, allow: Sequence[str] = (), overwrite: bool = False) -> Any:
+        """Writes the changes (at or beneath ``paths``, relative to the tree or absolute inside
+        it; none: all) into the tree and returns an ApplyResult. Every change is checked first:
+        if any is refused or in conflict nothing is written and ApplyRefusedError names them.
+        ``allow`` takes refused classes anyway (git, protected, autorun, links, special);
+        ``overwrite`` takes conflicting changes over the tree's."""
+        body: dict[str, Any] = {"paths": list(paths), "allow": list(allow), "overwrite": overwrite}
+        return self._sb._run(_then(self._sb._t.json("POST", "/changes/apply", None, body), ApplyResult.from_json))
+
+    def discard(self) -> Any:
+        """Drops the change set; FailedPreconditionError while the sandbox lives (delete it
+        first)."""
+        return self._sb._run(self._sb._t.json("DELETE", "/changes"))
+
+
 class SandboxBase:
     _run: Callable[[Gen], Any]  # the driver, set by each subclass
 
@@ -165,6 +200,7 @@ class SandboxBase:
         self._t = Target(info.id, info.socket)
         self.files = Files(self)
         self.processes = Processes(self)
+        self.workspace = Workspace(self)
 
     @property
     def id(self) -> str:
@@ -188,6 +224,8 @@ class SandboxBase:
         - ``network`` (``none``, ``host``, ``proxy``), ``allow_hosts`` (the hosts its egress
           proxy reaches), ``allow_private``;
         - ``env``: variables of every command; ``timeout``: every command's default timeout;
+        - ``workspace``: ``"overlay"`` keeps the working directory's writes in the sandbox's
+          change set (``sb.workspace``) until applied; default: the profile's (``bind``);
         - ``cache``: tools whose caches the project keeps between sandboxes and runs (e.g.
           ``["go", "npm"]``; ``["none"]`` for none; default: the profile's);
         - ``name`` (unique among your sandboxes, usable wherever the id is), ``labels``;

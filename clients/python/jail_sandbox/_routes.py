@@ -83,10 +83,11 @@ def create_request(
     labels: Optional[Mapping[str, str]] = None,
     idle_timeout: Optional[float] = None,
     ttl: Optional[float] = None,
+    workspace: Optional[str] = None,
 ) -> dict:
     """POST /v1/sandboxes's body; durations in seconds."""
     req: dict[str, Any] = {"workdir": os.path.abspath(workdir or os.getcwd())}
-    for key, value in (("profile", profile), ("cwd", cwd), ("name", name)):
+    for key, value in (("profile", profile), ("cwd", cwd), ("name", name), ("workspace", workspace)):
         if value:
             req[key] = value
     grants = {k: list(v) for k, v in (("read", read), ("write", write), ("hide", hide), ("tmpfs", tmpfs)) if v}
@@ -148,6 +149,8 @@ def create_args(req: dict) -> list[str]:
     for key, name in (("timeout", "timeout"), ("idle_timeout", "idle-timeout"), ("ttl", "ttl")):
         if key in req:
             flag(name, req[key])
+    if "workspace" in req:
+        flag("workspace", req["workspace"])
     if "name" in req:
         flag("name", req["name"])
     for k, v in sorted(req.get("labels", {}).items()):

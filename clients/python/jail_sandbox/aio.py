@@ -9,9 +9,9 @@ from ._drive import run_async
 
 
 class AsyncSandbox(SandboxBase):
-    """Sandbox's twin for asyncio: the same methods, each a coroutine (``files`` and
-    ``processes`` too); exec's callbacks may be coroutine functions. Cancelling an exec kills its
-    command. ``async with await AsyncSandbox.create(...) as sb:`` deletes it on exit."""
+    """Sandbox's twin for asyncio: the same methods, each a coroutine (``files``, ``processes``
+    and ``workspace`` too); exec's callbacks may be coroutine functions. Cancelling an exec kills
+    its command. ``async with await AsyncSandbox.create(...) as sb:`` deletes it on exit."""
 
     _run = staticmethod(run_async)
 

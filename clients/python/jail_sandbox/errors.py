@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from .values import Held
+
 
 class JailError(Exception):
     """A failure jail reported: ``code`` is the API's error code (``not_found``, …), ``status``
@@ -38,6 +40,17 @@ class AlreadyExistsError(JailError):
 
 class FailedPreconditionError(JailError):
     code = "failed_precondition"
+
+
+class ApplyRefusedError(FailedPreconditionError):
+    """An apply that wrote nothing: ``refused`` are the changes it refuses (each with the
+    ``allow`` class that takes it), ``conflicts`` those whose path changed in the tree (taken
+    with ``overwrite``)."""
+
+    def __init__(self, message: str, status: int = 0, refused: list[Held] | None = None, conflicts: list[Held] | None = None):
+        super().__init__(message, status=status)
+        self.refused = refused or []
+        self.conflicts = conflicts or []
 
 
 class DeadlineExceededError(JailError):
@@ -86,8 +99,14 @@ def from_object(obj: object, status: int = 0) -> JailError:
 def from_body(body: bytes, status: int) -> JailError:
     """The exception for an error answer's body, ``{"error": {…}}``."""
     try:
-        obj = json.loads(body)["error"]
+        answer = json.loads(body)
+        obj = answer["error"]
     except (ValueError, KeyError, TypeError):
         text = body.decode("utf-8", "replace").strip() or "no body"
         return error("internal", f"jail: HTTP status {status}: {text}", status)
-    return from_object(obj, status)
+    err = from_object(obj, status)
+    if isinstance(err, FailedPreconditionError) and ("refused" in answer or "conflicts" in answer):
+        # An apply's 409 carries what stopped it beside the error.
+        refused, conflicts = ([Held.from_json(h) for h in answer.get(key) or []] for key in ("refused", "conflicts"))
+        return ApplyRefusedError(err.message, status, refused, conflicts)
+    return err

@@ -184,6 +184,70 @@ class ArchiveResult:
 
 
 @dataclass
+class Change:
+    """One change of a change set: ``status`` is ``git status --short``'s letter (A, M, D, R, T),
+    ``path`` relative to the tree, ``from_`` the old path of a rename."""
+
+    status: str
+    path: str
+    from_: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "Change":
+        return cls(status=obj["status"], path=obj["path"], from_=obj.get("from"))
+
+
+@dataclass
+class Held:
+    """A change apply stops on: refused (``allow`` is the class that takes it anyway: git,
+    protected, autorun, links, special) or in conflict with the tree."""
+
+    path: str
+    reason: str
+    allow: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "Held":
+        return cls(path=obj["path"], reason=obj.get("reason", ""), allow=obj.get("allow"))
+
+
+@dataclass
+class ChangeSet:
+    """What an overlay workspace's commands wrote, held back from the host's ``tree``. ``live``:
+    the sandbox lives and its commands still write here; ``conflicts``: changes whose path
+    changed in the tree since the sandbox was created."""
+
+    id: str
+    tree: str
+    live: bool
+    changes: list[Change] = field(default_factory=list)
+    conflicts: list[Held] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "ChangeSet":
+        return cls(
+            id=obj["id"],
+            tree=obj.get("tree", ""),
+            live=bool(obj.get("live")),
+            changes=[Change.from_json(c) for c in obj.get("changes") or []],
+            conflicts=[Held.from_json(c) for c in obj.get("conflicts") or []],
+        )
+
+
+@dataclass
+class ApplyResult:
+    """The changes apply wrote into the tree; ``removed``: the change set, applied in full after
+    the sandbox's end, is gone."""
+
+    written: list[Change]
+    removed: bool = False
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "ApplyResult":
+        return cls(written=[Change.from_json(c) for c in obj.get("written") or []], removed=bool(obj.get("removed")))
+
+
+@dataclass
 class SandboxInfo:
     """The sandbox object of the API. Durations are seconds; ``raw`` is the object as jail sent
     it (fields a newer jail adds are there)."""
@@ -204,6 +268,7 @@ class SandboxInfo:
     ttl: Optional[float] = None
     timeout: Optional[float] = None
     socket: Optional[str] = None
+    workspace: Optional[str] = None
     ended: Optional[dict] = None
     processes: list[ProcessInfo] = field(default_factory=list)
     raw: dict = field(default_factory=dict, repr=False)
@@ -227,6 +292,7 @@ class SandboxInfo:
             ttl=seconds(obj.get("ttl")),
             timeout=seconds(obj.get("timeout")),
             socket=obj.get("socket"),
+            workspace=obj.get("workspace"),
             ended=obj.get("ended"),
             processes=[ProcessInfo.from_json(p) for p in obj.get("processes") or []],
             raw=obj,

@@ -17,7 +17,7 @@ import unittest
 class World:
     def __init__(self) -> None:
         self.binary = os.environ.get("JAIL_BIN") or shutil.which("jail")
-        self.saved = {k: os.environ.get(k) for k in ("JAIL_RUNTIME_DIR", "HOME", "JAIL_BIN")}
+        self.saved = {k: os.environ.get(k) for k in ("JAIL_RUNTIME_DIR", "HOME", "JAIL_BIN", "XDG_STATE_HOME")}
         self.root = tempfile.mkdtemp(prefix="jail-py-")
         self.runtime = os.path.join(self.root, "rt")
         self.work = os.path.join(self.root, "work")
@@ -32,6 +32,7 @@ class World:
             f.write("granted\n")
         os.environ["JAIL_RUNTIME_DIR"] = self.runtime
         os.environ["HOME"] = self.home
+        os.environ["XDG_STATE_HOME"] = os.path.join(self.root, "state")  # change sets go there
         if self.binary:
             os.environ["JAIL_BIN"] = self.binary
 

@@ -6,12 +6,16 @@ from __future__ import annotations
 import io
 import os
 import signal
+import subprocess
 import tarfile
+import tempfile
 import unittest
 import uuid
 
 from jail_sandbox import (
     AlreadyExistsError,
+    ApplyRefusedError,
+    Change,
     FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,
@@ -262,6 +266,72 @@ class TestThroughDaemon(unittest.TestCase):
             os.environ["JAIL_BIN"] = w.binary
             stop(server)
         self.assertNotIn(sb.id, w.sandbox_dirs())
+
+
+# A profile without protections or git rules: the sandbox may plant a git hook in its overlay,
+# and only apply stands between it and the host's git.
+BARE_PROFILE = """[filesystem]
+read = ["/usr", "/etc", "/bin?", "/sbin?", "/lib?", "/lib64?"]
+write = ["$CWD"]
+tmpfs = ["/tmp", "~"]
+[git]
+mode = "off"
+[process]
+env = ["PATH"]
+"""
+
+
+class TestWorkspace(unittest.TestCase):
+    """An overlay workspace's change set: listed, diffed, applied (a planted hook refused, nothing
+    written), and after delete reached through jail serve and discarded."""
+
+    def test_changes_diff_apply_discard(self) -> None:
+        w = world()
+        tree = tempfile.mkdtemp(dir=w.root)
+        subprocess.run(["git", "init", "-q", tree], check=True)
+        profile = tree + ".toml"
+        with open(profile, "w") as f:
+            f.write(BARE_PROFILE)
+        hook = os.path.join(tree, ".git", "hooks", "pre-commit")
+        sb = Sandbox.create(profile=profile, workdir=tree, workspace="overlay")
+        self.addCleanup(sb.delete, missing_ok=True)
+        self.assertEqual(sb.info.workspace, "overlay")
+        r = sb.exec("echo new > new.txt && echo 'touch planted' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit")
+        self.assertEqual(r.exit_code, 0, r)
+        self.assertFalse(os.path.exists(os.path.join(tree, "new.txt")))
+
+        cs = sb.workspace.changes()
+        self.assertEqual((cs.id, cs.tree, cs.live, cs.conflicts), (sb.id, tree, True, []))
+        self.assertEqual(sorted(cs.changes, key=lambda c: c.path), [Change("A", ".git/hooks/pre-commit"), Change("A", "new.txt")])
+        diff = sb.workspace.diff("new.txt")
+        self.assertIn("+++ b/new.txt\n@@ -0,0 +1 @@\n+new\n", diff)
+        self.assertNotIn("pre-commit", diff)
+
+        with self.assertRaises(ApplyRefusedError) as cm:
+            sb.workspace.apply()
+        e = cm.exception
+        self.assertIsInstance(e, FailedPreconditionError)
+        self.assertEqual((e.status, [(h.path, h.allow) for h in e.refused], e.conflicts), (409, [(".git/hooks/pre-commit", "git")], []))
+        self.assertFalse(os.path.exists(hook) or os.path.exists(os.path.join(tree, "new.txt")), "a refused apply wrote")
+
+        res = sb.workspace.apply("new.txt")
+        self.assertEqual((res.written, res.removed), ([Change("A", "new.txt")], False))
+        with open(os.path.join(tree, "new.txt")) as f:
+            self.assertEqual(f.read(), "new\n")
+        self.assertEqual(sb.exec("cat new.txt").stdout, b"new\n")  # the sandbox sees its files still
+        with self.assertRaises(FailedPreconditionError):
+            sb.workspace.discard()  # its overlay is mounted on the change set
+
+        sb.delete()
+        server = w.serve()
+        self.addCleanup(stop, server)
+        cs = sb.workspace.changes()
+        self.assertFalse(cs.live)
+        self.assertIn(Change("A", ".git/hooks/pre-commit"), cs.changes)
+        sb.workspace.discard()
+        with self.assertRaises(NotFoundError):
+            sb.workspace.changes()
+        self.assertFalse(os.path.exists(hook))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unittest
 
-from jail_sandbox import JailError, NotFoundError
+from jail_sandbox import ApplyRefusedError, Held, JailError, NotFoundError
 from jail_sandbox import _routes, errors, values
 
 
@@ -26,14 +26,14 @@ class TestValues(unittest.TestCase):
     def test_create_flags(self) -> None:
         req = _routes.create_request(
             profile="agent", workdir="/w", read=["/opt/data"], tmpfs=["/workspace"], allow_hosts=["pypi.org"],
-            env={"B": "2", "A": "1"}, cache=["go", "npm"], name="n", labels={"k": "v"}, idle_timeout=900, ttl=7200, timeout=30,
+            env={"B": "2", "A": "1"}, cache=["go", "npm"], workspace="overlay", name="n", labels={"k": "v"}, idle_timeout=900, ttl=7200, timeout=30,
         )  # fmt: skip
         self.assertEqual(req["network"], {"allow_hosts": ["pypi.org"]})
         self.assertEqual(
             _routes.create_args(req),
             [
                 "create", "--json", "--profile=agent", "--ro=/opt/data", "--tmpfs=/workspace", "--allow-host=pypi.org",
-                "--env=A=1", "--env=B=2", "--cache=go,npm", "--timeout=30s", "--idle-timeout=900s", "--ttl=7200s", "--name=n", "--label=k=v",
+                "--env=A=1", "--env=B=2", "--cache=go,npm", "--timeout=30s", "--idle-timeout=900s", "--ttl=7200s", "--workspace=overlay", "--name=n", "--label=k=v",
             ],
         )  # fmt: skip
 
@@ -50,6 +50,13 @@ class TestValues(unittest.TestCase):
         self.assertEqual((e.code, e.status, str(e)), ("not_found", 404, 'jail: sandbox "x": no such sandbox'))
         e = errors.from_body(b'{"error":{"code":"resource_exhausted","message":"jail: later"}}', 429)
         self.assertEqual((type(e), e.code), (JailError, "resource_exhausted"))
+        e = errors.from_body(
+            b'{"written":[],"refused":[{"path":".envrc","reason":"autorun","allow":"autorun"}],"removed":false,'
+            b'"error":{"code":"failed_precondition","message":"jail: apply x: nothing written"}}',
+            409,
+        )
+        self.assertIsInstance(e, ApplyRefusedError)
+        self.assertEqual((e.code, e.refused, e.conflicts), ("failed_precondition", [Held(".envrc", "autorun", "autorun")], []))
         e = errors.from_body(b"<html>", 502)
         self.assertEqual(e.code, "internal")
 
