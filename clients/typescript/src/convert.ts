@@ -1,7 +1,7 @@
 // The API's JSON objects into the types of types.ts.
 
 import { milliseconds } from './durations.js';
-import type { ExitStatus, FileEntry, ProcessInfo, ProcessOutput, SandboxInfo } from './types.js';
+import type { ApplyResult, Change, ChangeSet, ExitStatus, FileEntry, Held, ProcessInfo, ProcessOutput, SandboxInfo } from './types.js';
 
 // What jail sends: read loosely, so a field a newer jail adds or leaves out breaks nothing.
 type Wire = Record<string, any>;
@@ -33,6 +33,7 @@ export function sandboxInfo(o: Wire): SandboxInfo {
     ttl: milliseconds(o.ttl),
     timeout: milliseconds(o.timeout),
     socket: o.socket,
+    workspace: o.workspace,
     ended: o.ended ? { at: date(o.ended.at), reason: o.ended.reason } : undefined,
     processes: (o.processes ?? []).map(processInfo),
     raw: o,
@@ -85,4 +86,20 @@ export function fileEntry(o: Wire): FileEntry {
     mtime: date(o.mtime),
     symlinkTarget: o.symlink_target ?? undefined,
   };
+}
+
+export function change(o: Wire): Change {
+  return o.from ? { status: o.status, path: o.path, from: o.from } : { status: o.status, path: o.path };
+}
+
+export function held(o: Wire): Held {
+  return o.allow ? { path: o.path, reason: o.reason ?? '', allow: o.allow } : { path: o.path, reason: o.reason ?? '' };
+}
+
+export function changeSet(o: Wire): ChangeSet {
+  return { id: o.id, tree: o.tree ?? '', live: !!o.live, changes: (o.changes ?? []).map(change), conflicts: (o.conflicts ?? []).map(held) };
+}
+
+export function applyResult(o: Wire): ApplyResult {
+  return { written: (o.written ?? []).map(change), removed: !!o.removed };
 }

@@ -17,6 +17,7 @@ export function createRequest(o: CreateOptions): Wire {
   const req: Wire = { workdir: resolve(o.workdir ?? process.cwd()) };
   if (o.profile) req.profile = o.profile;
   if (o.cwd) req.cwd = o.cwd;
+  if (o.workspace) req.workspace = o.workspace;
   if (o.name) req.name = o.name;
   const grants: Wire = {};
   for (const key of ['read', 'write', 'hide', 'tmpfs'] as const) {
@@ -72,6 +73,7 @@ export function createArgs(req: Wire): string[] {
   for (const [key, name] of [['timeout', 'timeout'], ['idle_timeout', 'idle-timeout'], ['ttl', 'ttl']] as const) {
     if (req[key]) flag(name, req[key]);
   }
+  if (req.workspace) flag('workspace', req.workspace);
   if (req.name) flag('name', req.name);
   for (const kv of sortedPairs(req.labels)) flag('label', kv);
   return args;

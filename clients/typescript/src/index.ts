@@ -13,15 +13,21 @@
 export { Sandbox } from './sandbox.js';
 export { Files, type Data } from './files.js';
 export { Processes, ProcessHandle, type AttachOptions } from './processes.js';
-export { JailError, type ErrorCode } from './errors.js';
+export { Workspace } from './workspace.js';
+export { ApplyRefusedError, JailError, type ErrorCode } from './errors.js';
 export { runtimeDir } from './locate.js';
 export type {
+  ApplyOptions,
+  ApplyResult,
+  Change,
+  ChangeSet,
   CommandOptions,
   CreateOptions,
   ExecOptions,
   ExecResult,
   ExitStatus,
   FileEntry,
+  Held,
   ListOptions,
   OutputOptions,
   ProcessInfo,

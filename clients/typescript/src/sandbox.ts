@@ -10,6 +10,7 @@ import { anyRecords, anySockets, ID_PREFIX, sandboxSockets } from './locate.js';
 import { Processes } from './processes.js';
 import { cli, create } from './create.js';
 import { commandBody, noSandbox, Target } from './target.js';
+import { Workspace } from './workspace.js';
 import type { CreateOptions, ExecOptions, ExecResult, ListOptions, SandboxInfo } from './types.js';
 
 type Wire = Record<string, any>;
@@ -25,6 +26,8 @@ export class Sandbox {
   info: SandboxInfo;
   readonly files: Files;
   readonly processes: Processes;
+  /** The change set of an overlay workspace (`create({ workspace: 'overlay' })`). */
+  readonly workspace: Workspace;
   private readonly t: Target;
 
   private constructor(info: SandboxInfo) {
@@ -32,6 +35,7 @@ export class Sandbox {
     this.t = new Target(info.id, info.socket);
     this.files = new Files(this.t);
     this.processes = new Processes(this.t);
+    this.workspace = new Workspace(this.t);
   }
 
   get id(): string {

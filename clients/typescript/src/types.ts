@@ -26,6 +26,8 @@ export interface CreateOptions {
   cache?: string[];
   /** Default timeout of every command, in ms. */
   timeout?: number;
+  /** `overlay`: the working directory's writes wait in the sandbox's change set (`sb.workspace`) until applied; default: the profile's (`bind`). */
+  workspace?: 'bind' | 'overlay';
   /** Unique among your sandboxes; works wherever the id does. */
   name?: string;
   labels?: Record<string, string>;
@@ -64,6 +66,8 @@ export interface SandboxInfo {
   /** Default timeout of its commands, ms. */
   timeout?: number;
   socket?: string;
+  /** `overlay` when the working directory's writes wait in the sandbox's change set. */
+  workspace?: string;
   ended?: { at?: Date; reason?: string };
   /** Only from `Sandbox.get` and `refresh`. */
   processes: ProcessInfo[];
@@ -170,4 +174,50 @@ export interface FileEntry {
   mode: number;
   mtime?: Date;
   symlinkTarget?: string;
+}
+
+/** One change of a change set: `status` is `git status --short`'s letter; `from` the old path of a rename. */
+export interface Change {
+  status: 'A' | 'M' | 'D' | 'R' | 'T' | (string & {});
+  /** Relative to the tree. */
+  path: string;
+  from?: string;
+}
+
+/**
+ * A change apply stops on: refused (`allow` is the class that takes it anyway) or in conflict
+ * with the tree.
+ */
+export interface Held {
+  path: string;
+  reason: string;
+  allow?: 'git' | 'protected' | 'autorun' | 'links' | 'special' | (string & {});
+}
+
+/**
+ * What an overlay workspace's commands wrote, held back from the host's `tree`. `live`: the
+ * sandbox lives and its commands still write here; `conflicts`: changes whose path changed in
+ * the tree since the sandbox was created.
+ */
+export interface ChangeSet {
+  id: string;
+  tree: string;
+  live: boolean;
+  changes: Change[];
+  conflicts: Held[];
+}
+
+export interface ApplyOptions {
+  /** Only the changes at or beneath these paths (relative to the tree, or absolute inside it); default: all. */
+  paths?: string[];
+  /** Refused classes to take anyway: `git`, `protected`, `autorun`, `links`, `special`. */
+  allow?: string[];
+  /** Take conflicting changes over the tree's. */
+  overwrite?: boolean;
+}
+
+/** The changes apply wrote; `removed`: the change set, applied in full after the sandbox's end, is gone. */
+export interface ApplyResult {
+  written: Change[];
+  removed: boolean;
 }

@@ -35,6 +35,7 @@ export class World {
     writeFileSync(join(this.outer, 'visible'), 'granted\n');
     process.env.JAIL_RUNTIME_DIR = this.runtime;
     process.env.HOME = this.home;
+    process.env.XDG_STATE_HOME = join(this.root, 'state'); // change sets go there
     if (this.binary) process.env.JAIL_BIN = this.binary;
   }
 
