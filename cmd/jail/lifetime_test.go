@@ -61,9 +61,12 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 
 // leftoverProcesses lists the processes whose command line holds marker, once those that are
 // dying (a SIGKILLed jail's host and init follow it within moments) are gone; it gives them up
-// to hangTimeout.
+// to hangTimeout. A process seen once stays listed until it is a zombie or gone: an exiting
+// process's command line reads empty before its descriptors close, and a jail's host or waiter
+// still holds the placeholders' lock then (the next run would leave them to it).
 func leftoverProcesses(marker string) []string {
 	var left []string
+	seen := map[string]bool{}
 	for deadline := time.Now().Add(hangTimeout); time.Now().Before(deadline); {
 		left = nil
 		entries, _ := os.ReadDir("/proc")
@@ -73,6 +76,9 @@ func leftoverProcesses(marker string) []string {
 			}
 			b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 			if strings.Contains(string(b), marker) {
+				seen[e.Name()] = true
+			}
+			if pid, _ := strconv.Atoi(e.Name()); seen[e.Name()] && !zombie(pid) {
 				left = append(left, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
 			}
 		}
