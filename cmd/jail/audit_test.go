@@ -50,6 +50,9 @@ func TestUnseenWritesAreListed(t *testing.T) {
 		{"symlink in an ignored place", map[string]string{".gitignore": ".venv/\n", ".venv/lib/python3.11/site-packages/pip.py": ""},
 			"ln -s ../../../../main.py .venv/lib/python3.11/site-packages/x.pth",
 			[]string{".venv/lib/python3.11/site-packages/x.pth, which tools act on unasked"}},
+		{"ignored directory swapped for a symlink to its edited self", map[string]string{".gitignore": "node_modules/\n", "node_modules/pkg/index.js": "module.exports = 1\n"},
+			"mv node_modules/pkg node_modules/old && echo 'require(\"child_process\")' >> node_modules/old/index.js && ln -s old node_modules/pkg",
+			[]string{"under node_modules/, which git does not show (ignored)"}},
 	} {
 		for _, report := range []bool{false, true} {
 			name := c.name

@@ -9,10 +9,11 @@
 // every directory git looks into, with the names it holds (a file made, renamed or linked there
 // changes its ctime), every ignored file and everything in an ignored directory (a change in
 // place moves only the file's ctime), the ignore files, and the auto-run files that exist. At the
-// end, one statx per sentinel (in C, in jail's waiter, when the host has left) says whether any
-// moved; ctime is the kernel's, which the sandbox cannot set back. Only then does the precise
-// pass run (in Go: the host, or jail re-executed by the waiter as jail-audit): the new names in a
-// directory that changed, the files that changed in place.
+// end, one statx per sentinel (in C, in jail's waiter, when the host has left; from a descriptor
+// of its grant, grantdir.go) says whether any moved; ctime is the kernel's, which the sandbox
+// cannot set back. Only then does the precise pass run (in Go: the host, or jail re-executed by
+// the waiter as jail-audit): the new names in a directory that changed, the files that changed
+// in place.
 package audit
 
 import (
@@ -107,8 +108,13 @@ type stamp struct {
 
 // identity is p's inode and ctime, with whether it is a directory; ok is false when p is gone.
 func identity(p string) (ino uint64, ctime stamp, dir, ok bool) {
+	return identityAt(unix.AT_FDCWD, p, 0)
+}
+
+// identityAt is identity of p relative to the directory dirfd, with more statx flags.
+func identityAt(dirfd int, p string, flags int) (ino uint64, ctime stamp, dir, ok bool) {
 	var st unix.Statx_t
-	if unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_CTIME|unix.STATX_TYPE, &st) != nil {
+	if unix.Statx(dirfd, p, flags|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_CTIME|unix.STATX_TYPE, &st) != nil {
 		return 0, stamp{}, false, false
 	}
 	return st.Ino, stamp{st.Ctime.Sec, st.Ctime.Nsec}, st.Mode&unix.S_IFMT == unix.S_IFDIR, true
@@ -135,21 +141,23 @@ func (b *Baseline) Walk() {
 		p := locate(g)
 		b.places = append(b.places, p)
 		t := p.tree(b.Home, b.Config)
-		w := newWalker(b, t, g)
+		d := openGrant(g)
+		w := newWalker(b, t, d)
 		w.start()
 		if w.stale { // an ignore file appeared where the cache did not know one: walk afresh
 			b.Sentinels = b.Sentinels[:w.from]
-			w = newWalker(b, t, g)
+			w = newWalker(b, t, d)
 			w.cache = nil
 			w.start()
 		}
 		w.save()
+		d.close()
 	}
 }
 
 // start visits the grant, as what git sees of it says.
 func (w *walker) start() {
-	t, g := w.t, w.grant
+	t, g := w.t, w.grant.path
 	switch {
 	case t.gitDirItself:
 		w.visit(filepath.Join(g, "info"), true)

@@ -47,7 +47,7 @@ func ctimeOf(p string) (stamp, bool) {
 type walker struct {
 	b        *Baseline
 	t        tree
-	grant    string
+	grant    grantDir   // to statx its sentinels from
 	cache    *walkCache // what the last walk saw; nil: none
 	seen     *walkCache // what this walk sees
 	relisted int        // directories listed afresh, the cache's being out of date
@@ -60,10 +60,10 @@ type walkCache struct {
 	dirs    map[string]*dirRecord
 }
 
-func newWalker(b *Baseline, t tree, grant string) *walker {
-	w := &walker{b: b, t: t, grant: grant, from: len(b.Sentinels),
+func newWalker(b *Baseline, t tree, d grantDir) *walker {
+	w := &walker{b: b, t: t, grant: d, from: len(b.Sentinels),
 		seen: &walkCache{ignores: map[string]stamp{}, dirs: map[string]*dirRecord{}}}
-	w.cache = loadCache(grant)
+	w.cache = loadCache(d.path)
 	if w.cache != nil {
 		for p, st := range w.cache.ignores {
 			if now, _ := ctimeOf(p); now != st {
@@ -84,7 +84,7 @@ func newWalker(b *Baseline, t tree, grant string) *walker {
 // visit adds the sentinels of dir: itself, with its names, and, in an ignored tree, everything in
 // it; elsewhere its ignored files and directories, its ignore file and what runs unasked.
 func (w *walker) visit(dir string, ignored bool) {
-	ino, ct, isDir, ok := identity(dir)
+	ino, ct, isDir, ok := w.grant.identity(dir)
 	if !ok || !isDir || w.b.Partial {
 		return
 	}
@@ -99,7 +99,7 @@ func (w *walker) visit(dir string, ignored bool) {
 	w.b.add(Sentinel{Path: dir, Ino: ino, Ctime: ct, Dir: true, Names: r.names})
 	for _, f := range r.files {
 		p := filepath.Join(dir, f)
-		if ino, ct, _, ok := identity(p); ok && !w.b.isStdio(p, ino) {
+		if ino, ct, _, ok := w.grant.identity(p); ok && !w.b.isStdio(p, ino) {
 			w.b.add(Sentinel{Path: p, Ino: ino, Ctime: ct})
 		}
 	}
@@ -215,7 +215,7 @@ func (w *walker) save() {
 		}
 		return "0"
 	}
-	field(cacheMagic, w.grant)
+	field(cacheMagic, w.grant.path)
 	for p, st := range w.seen.ignores {
 		field("I", p, num(st.sec), num(int64(st.nsec)))
 	}
@@ -228,7 +228,7 @@ func (w *walker) save() {
 			field(d.name, flag(d.ignored))
 		}
 	}
-	name := cacheFile(w.grant)
+	name := cacheFile(w.grant.path)
 	tmp := name + ".new-" + strconv.Itoa(os.Getpid())
 	fd, err := unix.Openat(int(dir.Fd()), tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {

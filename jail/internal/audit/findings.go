@@ -25,17 +25,20 @@ type Finding struct {
 // Changed says whether any sentinel is not what the walk saw: only then is there anything to
 // find (spawn/audit.c asks the same in C). A sentinel gone is nothing to list.
 func (b *Baseline) Changed() bool {
+	dirs := b.openGrants()
+	defer closeGrants(dirs)
 	for _, s := range b.Sentinels {
-		if s.moved() {
+		if s.moved(dirs) {
 			return true
 		}
 	}
 	return false
 }
 
-// moved says whether s is still there, but another inode or with another ctime.
-func (s *Sentinel) moved() bool {
-	ino, ct, _, ok := identity(s.Path)
+// moved says whether s is still there, but another inode or with another ctime; dirs are the
+// grants' (openGrants).
+func (s *Sentinel) moved(dirs []grantDir) bool {
+	ino, ct, _, ok := identityIn(dirs, s.Path)
 	return ok && (ino != s.Ino || ct != s.Ctime)
 }
 
@@ -45,8 +48,10 @@ func (s *Sentinel) moved() bool {
 // are then looked at whole, for files changed since Begin.
 func (b *Baseline) Findings() []Finding {
 	written := map[string]bool{}
+	dirs := b.openGrants()
+	defer closeGrants(dirs)
 	for _, s := range b.Sentinels {
-		if !s.moved() {
+		if !s.moved(dirs) {
 			continue
 		}
 		if s.Dir && isDir(s.Path) {
