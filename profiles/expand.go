@@ -68,6 +68,31 @@ func expandPath(s string, vars map[string]string) (string, error) {
 	if s == "~" || strings.HasPrefix(s, "~/") || strings.HasPrefix(s, "~?") {
 		s = "$HOME" + s[1:]
 	}
+	return substitute(s, func(name string) (string, error) {
+		value, known := vars[name]
+		switch {
+		case !known:
+			return "", fmt.Errorf("unknown variable $%s (known: $%s)", name,
+				strings.Join(slices.Sorted(maps.Keys(vars)), ", $"))
+		case value == "":
+			return "", fmt.Errorf("%w $%s (mark the path optional with a trailing ?)", errUnset, name)
+		}
+		return value, nil
+	})
+}
+
+// uses reports whether the path s refers to the variable name.
+func uses(s, name string) bool {
+	found := false
+	substitute(s, func(n string) (string, error) {
+		found = found || n == name
+		return "", nil
+	})
+	return found
+}
+
+// substitute replaces every $NAME or ${NAME} in s with what value returns for NAME.
+func substitute(s string, value func(name string) (string, error)) (string, error) {
 	var b strings.Builder
 	for {
 		i := strings.IndexByte(s, '$')
@@ -80,15 +105,11 @@ func expandPath(s string, vars map[string]string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		value, known := vars[name]
-		switch {
-		case !known:
-			return "", fmt.Errorf("unknown variable $%s (known: $%s)", name,
-				strings.Join(slices.Sorted(maps.Keys(vars)), ", $"))
-		case value == "":
-			return "", fmt.Errorf("%w $%s (mark the path optional with a trailing ?)", errUnset, name)
+		v, err := value(name)
+		if err != nil {
+			return "", err
 		}
-		b.WriteString(value)
+		b.WriteString(v)
 		s = rest
 	}
 }

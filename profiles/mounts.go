@@ -34,6 +34,10 @@ type planner struct {
 	repo  *repository // the working directory's git repository, or nil
 	// gitPlan is what [git] made of repo, for the Spec.
 	gitPlan *plan.Git
+	// cwdWrites are the write entries only $CWD named, and writes every write grant planned
+	// (homewrite.go).
+	cwdWrites map[string]bool
+	writes    []written
 }
 
 // plan builds the mount list (see the contract's "Spec.Mounts semantics"): grants, masks,
@@ -65,6 +69,7 @@ func (pl *planner) plan() ([]plan.Mount, error) {
 			errs.add(err)
 		}
 	}
+	errs.add(pl.homeFromCwd())
 	if err := errs.err(); err != nil {
 		return nil, err
 	}
@@ -99,6 +104,9 @@ func (pl *planner) grant(kind plan.MountKind, e entry) error {
 	info, err := os.Stat(w.physical)
 	if err != nil {
 		return pl.p.errorAt(e.key, e.raw, "stat %s: %w", w.physical, err)
+	}
+	if kind == plan.MountBind {
+		pl.writes = append(pl.writes, written{e, w.physical, pl.cwdWrites[e.raw]})
 	}
 	if pl.at(w.physical) != nil {
 		return nil // writes come first: a path both read and written is writable

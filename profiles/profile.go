@@ -53,7 +53,9 @@ type Profile struct {
 //   - protect beneath a read-only grant is dropped (already read-only); outside any writable
 //     grant it is a warning (silent with ?); a write grant at or beneath a protected path is
 //     an error;
-//   - a protect path whose final name is a symlink is an error (the mask could be redirected).
+//   - a protect path whose final name is a symlink is an error (the mask could be redirected);
+//   - a write grant built from $CWD that is the home directory or holds it is an error: the
+//     home's start-up files would be writable (homewrite.go); a home named otherwise is granted.
 type Filesystem struct {
 	Read    []string `toml:"read,omitempty"`    // read + execute
 	Write   []string `toml:"write,omitempty"`   // read + write + execute

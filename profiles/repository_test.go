@@ -322,13 +322,16 @@ func TestSubmoduleRepositories(t *testing.T) {
 }
 
 // TestRefusedRepositoryStaysProtected: a repository refused for its grants (here the home's,
-// with the home as the working directory) keeps its .git read-only where a grant makes it
-// writable.
+// with the home as the working directory and granted by name) keeps its .git read-only where a
+// grant makes it writable.
 func TestRefusedRepositoryStaysProtected(t *testing.T) {
 	host := testHost(t)
 	gitInit(t, host.Home)
 	host.Cwd = host.Home
-	spec := agentSpec(t, host)
+	spec, err := agentWith(t, host, "~")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !slices.ContainsFunc(spec.Warnings, func(w string) bool { return strings.Contains(w, "holds the home directory") }) {
 		t.Errorf("warnings %q", spec.Warnings)
 	}

@@ -32,11 +32,13 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 	paths := newResolver()
 	repo, refused := host.repository(paths)
 	var errs ErrorList
-	e, err := expand(p, host.variables(repo))
+	vars := host.variables(repo)
+	e, err := expand(p, vars)
 	errs.add(err)
 	warnings, err := validate(e)
 	errs.add(err)
-	pl := &planner{p: e, host: host, repo: repo, selfBinds: map[string]bool{}, named: map[string]string{}, paths: paths}
+	pl := &planner{p: e, host: host, repo: repo, selfBinds: map[string]bool{}, named: map[string]string{}, paths: paths,
+		cwdWrites: cwdWrites(p, vars)}
 	mounts, err := pl.plan()
 	if errs.add(err); len(errs) > 0 {
 		return nil, errs.err()

@@ -160,8 +160,9 @@ func superproject(t *testing.T) string {
 }
 
 // TestRefusedRepositoryKeepsItsHooks: run from a home that is itself a repository (dotfiles),
-// jail grants nothing from that repository — it holds the home — yet its .git, inside the
-// writable working directory, stays read-only.
+// granted by name (--rw ~: the working directory's grant alone is refused there), jail grants
+// nothing from that repository — it holds the home — yet its .git, inside the writable home,
+// stays read-only.
 func TestRefusedRepositoryKeepsItsHooks(t *testing.T) {
 	hostEffect{
 		victim: func(t *testing.T) (string, []string) {
@@ -170,5 +171,6 @@ func TestRefusedRepositoryKeepsItsHooks(t *testing.T) {
 		},
 		attack: `printf '#!/bin/sh\ntouch $P\n' >.git/hooks/post-checkout; chmod +x .git/hooks/post-checkout`,
 		host:   hostGit("checkout", "-q", "HEAD"),
+		jail:   []string{"--rw", "~"},
 	}.check(t)
 }

@@ -20,15 +20,16 @@ func TestSymlinkedWorkingDirectoryKeepsProtections(t *testing.T) {
 	}.check(t)
 }
 
-// TestSymlinkedHomeKeepsSecretsHidden: run from a symlink to the home, the hides hold as they do
-// from the home itself.
+// TestSymlinkedHomeKeepsSecretsHidden: run from a symlink to the home, granted writable by name
+// (the working directory's grant alone is refused there), the hides hold as they do from the
+// home itself.
 func TestSymlinkedHomeKeepsSecretsHidden(t *testing.T) {
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, ".ssh", "id_ed25519"), "PRIVATE KEY\n")
 	writeFile(t, filepath.Join(home, ".aws", "credentials"), "SECRET\n")
 	link, env := through(t, home)
 	env = append(env, "HOME="+home)
-	out, errOut, code := runJailWith(t, runOpts{dir: link, env: env}, "--", "sh", "-c",
+	out, errOut, code := runJailWith(t, runOpts{dir: link, env: env}, "--rw", "~", "--", "sh", "-c",
 		"cat .ssh/id_ed25519 .aws/credentials "+link+"/.ssh/id_ed25519; ls -a .ssh .aws")
 	if code == exitFailure || strings.Contains(out, "PRIVATE") || strings.Contains(out, "SECRET") {
 		t.Fatalf("secrets read from a home reached through a symlink: exit %d, %q %q", code, out, errOut)
@@ -63,13 +64,16 @@ func TestSymlinkedGrantKeepsSecretsHidden(t *testing.T) {
 }
 
 // TestDotfileLinksStillWork: a home whose ~/.gitconfig is a symlink into a dotfiles directory
-// keeps working inside: git reads it, and the grant sits at the link's place.
+// keeps working inside: git reads it, and the grant sits at the link's place; from a project
+// directory and from the home granted by name (the working directory's grant alone is refused
+// there).
 func TestDotfileLinksStillWork(t *testing.T) {
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, "dotfiles", "gitconfig"), "[user]\n\tname = Linked Name\n")
 	writeLink(t, filepath.Join(home, "dotfiles", "gitconfig"), filepath.Join(home, ".gitconfig"))
-	for _, dir := range []string{t.TempDir(), home} {
-		out, errOut, code := runJailWith(t, runOpts{dir: dir, env: []string{"HOME=" + home}}, "--", "git", "config", "--global", "user.name")
+	for dir, grants := range map[string][]string{t.TempDir(): nil, home: {"--rw", "~"}} {
+		args := append(grants, "--", "git", "config", "--global", "user.name")
+		out, errOut, code := runJailWith(t, runOpts{dir: dir, env: []string{"HOME=" + home}}, args...)
 		if code != 0 || out != "Linked Name\n" {
 			t.Errorf("from %s: git config --global user.name: exit %d, %q %q", dir, code, out, errOut)
 		}
