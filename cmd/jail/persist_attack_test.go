@@ -16,6 +16,8 @@ func TestAttacksThroughExec(t *testing.T) {
 	}{
 		{"WriteOutsideGrantRefused", TestWriteOutsideGrantRefused},
 		{"WriteInWorkingDirectoryWorks", TestWriteInWorkingDirectoryWorks},
+		{"HomeAsWorkingDirectoryRefused", TestHomeAsWorkingDirectoryRefused},
+		{"HomeNamedIsWritable", TestHomeNamedIsWritable},
 		{"ProtectedPathsRefused", TestProtectedPathsRefused},
 		{"EnvrcNotYetExistingRefused", TestEnvrcNotYetExistingRefused},
 		{"SecretsUnderHomeHidden", TestSecretsUnderHomeHidden},
