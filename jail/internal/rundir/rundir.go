@@ -16,6 +16,10 @@
 //	  DEV-INO                         the placeholders jail made in one directory (package placeholder)
 //	  audit-HASH                      a large writable grant's kept walk (package audit)
 //
+// Package state opens this same directory for the placeholders' records and the audit's walks,
+// except inside a nested user namespace or on a read-only mount, where it picks its own
+// (state.Open); both check it with state.Private.
+//
 // Every file there is written by jail outside any sandbox; liveness is the lock, which the
 // kernel releases when the keeper dies, not anything a sandbox could forge.
 package rundir
@@ -31,6 +35,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/jail/internal/state"
 )
 
 // Files of a sandbox's directory.
@@ -79,13 +85,7 @@ func Open() (Root, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return "", fmt.Errorf("runtime directory %s: %w", dir, err)
 	}
-	if err := unix.Mkdir(dir, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
-		return "", fmt.Errorf("runtime directory %s: %w", dir, err)
-	}
-	if err := checkPrivate(dir); err != nil {
-		return "", err
-	}
-	return Root(dir), nil
+	return private(dir)
 }
 
 // Existing returns the runtime directory if it exists and is private, else "" (no sandbox can
@@ -95,27 +95,17 @@ func Existing() (Root, error) {
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
-	if err := checkPrivate(dir); err != nil {
-		return "", err
-	}
-	return Root(dir), nil
+	return private(dir)
 }
 
-// checkPrivate refuses dir unless it is a real directory of this user's, mode 0700 or less.
-func checkPrivate(dir string) error {
-	var st unix.Stat_t
-	if err := unix.Lstat(dir, &st); err != nil {
-		return fmt.Errorf("runtime directory %s: %w", dir, err)
+// private is dir, checked as jail's state directory is.
+func private(dir string) (Root, error) {
+	f, err := state.Private(dir)
+	if err != nil {
+		return "", err
 	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
-		return fmt.Errorf("runtime directory %s: not a directory (a symlink?); remove it", dir)
-	case int(st.Uid) != os.Getuid():
-		return fmt.Errorf("runtime directory %s: owned by uid %d, not you; remove it or set XDG_RUNTIME_DIR", dir, st.Uid)
-	case st.Mode&0o077 != 0:
-		return fmt.Errorf("runtime directory %s: mode %04o lets others in; chmod 700 it", dir, st.Mode&0o777)
-	}
-	return nil
+	f.Close()
+	return Root(dir), nil
 }
 
 // NewID returns a fresh sandbox id.

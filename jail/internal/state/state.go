@@ -42,7 +42,7 @@ func Open() (*os.File, error) {
 		}
 		f.Close()
 	}
-	return open(tmp)
+	return Private(tmp)
 }
 
 // readOnly tells whether dir is on a read-only mount.
@@ -54,24 +54,27 @@ func readOnly(dir *os.File) bool {
 // openPreferred opens the state directory named by the environment, or /tmp's.
 func openPreferred() (*os.File, error) {
 	if rt := os.Getenv("JAIL_RUNTIME_DIR"); filepath.IsAbs(rt) {
-		return open(rt) // as persistent sandboxes' (package rundir), whose directory this is too
+		return Private(rt) // as persistent sandboxes' (package rundir), whose directory this is too
 	}
 	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
-		return open(filepath.Join(rt, "jail"))
+		return Private(filepath.Join(rt, "jail"))
 	}
 	dir := "/tmp/jail-" + strconv.Itoa(outerUID(os.Getuid()))
-	f, err := open(dir)
+	f, err := Private(dir)
 	var other *notPrivate
 	if errors.As(err, &other) && other.owner == overflowUID() {
 		if ns, e := os.Readlink("/proc/self/ns/user"); e == nil && strings.HasPrefix(ns, "user:[") {
-			return open(dir + "-userns-" + strings.Trim(ns[len("user:"):], "[]"))
+			return Private(dir + "-userns-" + strings.Trim(ns[len("user:"):], "[]"))
 		}
 	}
 	return f, err
 }
 
-// open makes dir when missing and opens it, when it is this user's and private.
-func open(dir string) (*os.File, error) {
+// Private makes dir when missing and opens it, when it is a directory (not a symlink) of this
+// user's that no one else may enter: jail's state directory, and persistent sandboxes' runtime
+// directory (package rundir). It checks the directory it opened, not the name, so nothing can be
+// swapped in between.
+func Private(dir string) (*os.File, error) {
 	if err := unix.Mkdir(dir, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
 		return nil, fmt.Errorf("state directory %s: %w", dir, err)
 	}
