@@ -17,6 +17,7 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -341,7 +342,7 @@ func Decode(data []byte) (*Baseline, error) {
 	}
 	b := &Baseline{Start: stamp{int64(binary.NativeEndian.Uint64(data)), uint32(binary.NativeEndian.Uint64(data[8:]))}}
 	for rest := data[16:]; len(rest) > 1; {
-		end := strings.IndexByte(string(rest), 0)
+		end := bytes.IndexByte(rest, 0)
 		if end < 1 {
 			return nil, errors.New("audit baseline: an entry without its end")
 		}
