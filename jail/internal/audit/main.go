@@ -16,15 +16,10 @@ func Main(args []string) int {
 		status, _ = strconv.Atoi(args[1])
 	}
 	f := os.NewFile(3, "audit baseline")
-	_, err := f.Seek(0, io.SeekStart) // the host wrote it: its offset is at the end
-	var data []byte
-	if err == nil {
-		data, err = io.ReadAll(f)
-	}
+	b, err := Read(f)
 	f.Close()
-	b, derr := Decode(data)
-	if err != nil || derr != nil {
-		fmt.Fprintf(os.Stderr, "jail: audit: the baseline could not be read: %v %v\n", err, derr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "jail: audit: the baseline could not be read: %v\n", err)
 		return status
 	}
 	dir, _ := os.Getwd()
@@ -32,4 +27,17 @@ func Main(args []string) int {
 		fmt.Fprintf(os.Stderr, "jail: %s\n", line)
 	}
 	return status
+}
+
+// Read decodes the baseline Encode wrote to f, from its start whatever f's offset: the writer
+// leaves it at the end.
+func Read(f *os.File) (*Baseline, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(data)
 }
