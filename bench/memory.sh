@@ -21,6 +21,10 @@ bench=$(realpath "$(dirname "$0")")
 . "$bench/lib.sh"
 jail=$(bench_jail "${1:-}")
 need bwrap jq curl go git python3
+if [ "$(id -u)" != 0 ]; then
+	echo "bench: memory.sh reads the smaps of jail's pid 1, which is non-dumpable: run it as root (sudo bench/memory.sh)" >&2
+	exit 2
+fi
 
 work=$(mktemp -d /tmp/jail-bench-memory.XXXXXX)
 server=
