@@ -29,7 +29,17 @@ func Parse(file string, data []byte) (*Profile, error) {
 // does at its first wrong type, every unknown key and value of the wrong type is looked for
 // (schemaErrors), and the profile decoded from the rest is returned with them, so that what
 // follows can check the rest too. The profile is nil when nothing could be decoded.
+// A built-in profile is not decoded: its result was generated from the same text at build time
+// (builtins_parsed.go).
 func parseAll(file string, data []byte) (*Profile, ErrorList) {
+	if p := parsedBuiltin(file, data); p != nil {
+		return p, nil
+	}
+	return decode(file, data)
+}
+
+// decode is parseAll with the TOML decoded, for any file.
+func decode(file string, data []byte) (*Profile, ErrorList) {
 	p := &Profile{Source: file}
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	strictErr := dec.Decode(p)
