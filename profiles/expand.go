@@ -29,7 +29,13 @@ func Expand(p *Profile, host Host) (*Profile, error) {
 
 // expand is Expand with the variables' values.
 func expand(p *Profile, vars map[string]string) (*Profile, error) {
-	out := p.clone()
+	room := 0 // an origin for each path expanded
+	for _, l := range p.stringLists() {
+		if slices.Contains(pathLists, l.key) {
+			room += len(*l.list)
+		}
+	}
+	out := p.clone(room)
 	var errs ErrorList
 	for _, l := range out.stringLists() {
 		if !slices.Contains(pathLists, l.key) {

@@ -67,7 +67,7 @@ func (l *loader) load(ref, dir string) (*Profile, error) {
 	}
 	l.errs = append(l.errs, errs...)
 	merged := &Profile{}
-	for _, parent := range p.Extends {
+	for i, parent := range p.Extends {
 		if climbs(parent) {
 			return nil, p.errorAt("extends", parent, "%s climbs out of the directory of %s: a relative extends stays beside the file naming it (or beneath), so that the directory a profile is kept in (.jail/, which agent protects) holds everything it extends; write an absolute path to reach further", parent, file)
 		}
@@ -78,6 +78,10 @@ func (l *loader) load(ref, dir string) (*Profile, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if i == 0 { // base is what Merge made, and only ours: merging it onto nothing would copy it
+			merged = base
+			continue
 		}
 		merged = Merge(merged, base)
 	}

@@ -10,7 +10,7 @@ import (
 // result keeps base's Source (an overlay does not rename the profile it refines) and both
 // sides' origins; values over carries without a recorded line are attributed to over.Source.
 func Merge(base, over *Profile) *Profile {
-	out := base.clone()
+	out := base.clone(len(over.origins))
 	if out.Source == "" {
 		out.Source = over.Source
 	}
@@ -31,16 +31,18 @@ func Merge(base, over *Profile) *Profile {
 			out.setOrigin(s.key, *s.val, over.origin(s.key, *s.val))
 		}
 	}
-	for key, ports := range over.portLists() {
-		if len(*ports) > 0 {
-			*out.portLists()[key] = appendNew(*out.portLists()[key], *ports)
-			out.setOrigin(key, "", over.origin(key, ""))
+	outPorts := out.portLists()
+	for i, l := range over.portLists() {
+		if len(*l.ports) > 0 {
+			*outPorts[i].ports = appendNew(*outPorts[i].ports, *l.ports)
+			out.setOrigin(l.key, "", over.origin(l.key, ""))
 		}
 	}
-	for key, ptr := range over.optionalNumbers() {
-		if *ptr != nil {
-			*out.optionalNumbers()[key] = *ptr
-			out.setOrigin(key, "", over.origin(key, ""))
+	outNumbers := out.optionalNumbers()
+	for i, n := range over.optionalNumbers() {
+		if *n.val != nil {
+			*outNumbers[i].val = *n.val
+			out.setOrigin(n.key, "", over.origin(n.key, ""))
 		}
 	}
 	if over.Cache.Tools != nil { // replaces, where other lists append
@@ -49,58 +51,82 @@ func Merge(base, over *Profile) *Profile {
 			out.setOrigin("cache.tools", v, over.origin("cache.tools", v))
 		}
 	}
-	for key, ptr := range over.optionalFlags() {
-		if *ptr != nil {
-			*out.optionalFlags()[key] = *ptr
-			out.setOrigin(key, "", over.origin(key, ""))
+	outFlags := out.optionalFlags()
+	for i, f := range over.optionalFlags() {
+		if *f.val != nil {
+			*outFlags[i].val = *f.val
+			out.setOrigin(f.key, "", over.origin(f.key, ""))
 		}
 	}
 	return out
 }
 
-// clone returns a deep copy of p.
-func (p *Profile) clone() *Profile {
+// clone returns a deep copy of p, with room in its origins for room more.
+func (p *Profile) clone(room int) *Profile {
 	out := *p
+	lists := p.stringLists()
 	for i, l := range out.stringLists() {
-		*l.list = slices.Clone(*p.stringLists()[i].list)
+		*l.list = slices.Clone(*lists[i].list)
 	}
-	for key, ports := range out.portLists() {
-		*ports = slices.Clone(*p.portLists()[key])
+	ports := p.portLists()
+	for i, l := range out.portLists() {
+		*l.ports = slices.Clone(*ports[i].ports)
 	}
 	out.Cache.Tools = slices.Clone(p.Cache.Tools)
-	out.origins = maps.Clone(p.origins)
+	if p.origins != nil || room > 0 {
+		out.origins = make(origins, len(p.origins)+room)
+		maps.Copy(out.origins, p.origins)
+	}
 	return &out
 }
 
-// optionalNumbers returns the addresses of p's optional numeric keys by TOML key.
-func (p *Profile) optionalNumbers() map[string]**uint64 {
-	return map[string]**uint64{
-		"limits.cpu":              &p.Limits.CPU,
-		"limits.address_space":    &p.Limits.AddressSpace,
-		"limits.processes":        &p.Limits.Processes,
-		"limits.open_files":       &p.Limits.OpenFiles,
-		"limits.file_size":        &p.Limits.FileSize,
-		"limits.core":             &p.Limits.Core,
-		"limits.tmpfs":            &p.Limits.Tmpfs,
-		"network.max_connections": &p.Network.MaxConnections,
-		"network.max_buffer":      &p.Network.MaxBuffer,
+// optionalNumber is one optional numeric key of a Profile.
+type optionalNumber struct {
+	key string
+	val **uint64
+}
+
+// optionalNumbers returns p's optional numeric keys, in schema order.
+func (p *Profile) optionalNumbers() [9]optionalNumber {
+	return [...]optionalNumber{
+		{"limits.cpu", &p.Limits.CPU},
+		{"limits.address_space", &p.Limits.AddressSpace},
+		{"limits.processes", &p.Limits.Processes},
+		{"limits.open_files", &p.Limits.OpenFiles},
+		{"limits.file_size", &p.Limits.FileSize},
+		{"limits.core", &p.Limits.Core},
+		{"limits.tmpfs", &p.Limits.Tmpfs},
+		{"network.max_connections", &p.Network.MaxConnections},
+		{"network.max_buffer", &p.Network.MaxBuffer},
 	}
 }
 
-// optionalFlags returns the addresses of p's optional boolean keys by TOML key.
-func (p *Profile) optionalFlags() map[string]**bool {
-	return map[string]**bool{
-		"network.allow_private": &p.Network.AllowPrivate,
-		"syscalls.log":          &p.Syscalls.Log,
-		"sandbox.allow_weaker":  &p.Sandbox.AllowWeaker,
+// optionalFlag is one optional boolean key of a Profile.
+type optionalFlag struct {
+	key string
+	val **bool
+}
+
+// optionalFlags returns p's optional boolean keys, in schema order.
+func (p *Profile) optionalFlags() [3]optionalFlag {
+	return [...]optionalFlag{
+		{"network.allow_private", &p.Network.AllowPrivate},
+		{"syscalls.log", &p.Syscalls.Log},
+		{"sandbox.allow_weaker", &p.Sandbox.AllowWeaker},
 	}
 }
 
-// portLists returns the addresses of p's port lists by TOML key.
-func (p *Profile) portLists() map[string]*[]uint16 {
-	return map[string]*[]uint16{
-		"network.tcp_connect": &p.Network.TCPConnect,
-		"network.tcp_bind":    &p.Network.TCPBind,
+// portList is one port-list key of a Profile.
+type portList struct {
+	key   string
+	ports *[]uint16
+}
+
+// portLists returns p's port lists, in schema order.
+func (p *Profile) portLists() [2]portList {
+	return [...]portList{
+		{"network.tcp_connect", &p.Network.TCPConnect},
+		{"network.tcp_bind", &p.Network.TCPBind},
 	}
 }
 

@@ -74,3 +74,25 @@ func sample(t *testing.T, typ reflect.Type) reflect.Value {
 	}
 	return v
 }
+
+// A loaded profile merged onto nothing is the same profile (load takes the first profile a file
+// extends as it is, without that copy): the same values, each from the same line. The loaded one
+// may also keep the line of a value a later profile replaced, which no question asks.
+func TestMergeOntoNothingCopies(t *testing.T) {
+	for _, name := range builtinNames() {
+		p, err := Load(name, testHost(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged := Merge(&Profile{}, p)
+		for k, o := range merged.origins {
+			if got := p.origin(k.key, k.value); got != o {
+				t.Errorf("%s: %s %q: from %v, merged onto nothing from %v", name, k.key, k.value, got, o)
+			}
+		}
+		p.origins, merged.origins = nil, nil
+		if !reflect.DeepEqual(merged, p) {
+			t.Errorf("%s: merged onto nothing:\n got %#v\nwant %#v", name, merged, p)
+		}
+	}
+}

@@ -41,9 +41,11 @@ type stringList struct {
 }
 
 // stringLists returns every list-of-strings key of p, in schema order: the one place Merge,
-// Expand and origin bookkeeping learn the schema's lists from.
-func (p *Profile) stringLists() []stringList {
-	return []stringList{
+// Expand and origin bookkeeping learn the schema's lists from. An array, as the other key sets
+// below: a slice or map of them was made on the heap at each call, and Merge calls them for
+// every profile it merges, four times for the default one.
+func (p *Profile) stringLists() [13]stringList {
+	return [...]stringList{
 		{"extends", &p.Extends},
 		{"filesystem.read", &p.Filesystem.Read},
 		{"filesystem.write", &p.Filesystem.Write},
@@ -67,8 +69,8 @@ type stringScalar struct {
 }
 
 // stringScalars returns every string key of p, in schema order.
-func (p *Profile) stringScalars() []stringScalar {
-	return []stringScalar{
+func (p *Profile) stringScalars() [11]stringScalar {
+	return [...]stringScalar{
 		{"description", &p.Description},
 		{"filesystem.workspace", &p.Filesystem.Workspace},
 		{"network.mode", &p.Network.Mode},

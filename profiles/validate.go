@@ -82,9 +82,9 @@ func checkNetwork(p *Profile, warn func(*Error)) error {
 		}
 	}
 	if p.Network.Mode != "host" {
-		for key, ports := range p.portLists() {
-			if len(*ports) > 0 {
-				warn(p.errorAt(key, "", "has no effect unless network.mode is \"host\""))
+		for _, l := range p.portLists() {
+			if len(*l.ports) > 0 {
+				warn(p.errorAt(l.key, "", "has no effect unless network.mode is \"host\""))
 			}
 		}
 	}
