@@ -23,6 +23,15 @@ export GOTOOLCHAIN ?= auto
 STRIP = $(if $(SYMBOLS),,-s -w)
 STATIC = -tags netgo,osusergo -ldflags '$(STRIP) -linkmode external -extldflags -static'
 
+# Go 1.26's default collector (Green Tea) writes each new small-object span's mark bits at the
+# span's end, so a fresh process faults in a second page of nearly every span it starts: jail's
+# two short-lived Go processes take 17-19% fewer page faults a run with Go 1.25's collector
+# (853 -> 711 in an empty directory, 1,140 -> 919 in a 4,574-file repository) and 0.1-0.2 ms less
+# CPU; neither collects garbage during a start. The opt-out exists in Go 1.26 only, so it is asked
+# for there and nowhere else (an explicit GOEXPERIMENT in the environment wins).
+GOEXPERIMENT ?= $(if $(filter go1.26%,$(shell $(GO) env GOVERSION)),nogreenteagc)
+export GOEXPERIMENT
+
 bin/jail: FORCE
 	$(GO) build $(STATIC) -o $@.linked ./cmd/jail
 	cp $@.linked $@.new && mv $@.new $@ && rm $@.linked
