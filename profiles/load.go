@@ -79,13 +79,13 @@ func (l *loader) load(ref, dir string) (*Profile, error) {
 		if err != nil {
 			return nil, err
 		}
-		if i == 0 { // base is what Merge made, and only ours: merging it onto nothing would copy it
+		if i == 0 { // base is a merge result only this load holds: merging it onto nothing would copy it
 			merged = base
 			continue
 		}
-		merged = Merge(merged, base)
+		merged.apply(base)
 	}
-	merged = Merge(merged, p)
+	merged.apply(p)
 	merged.Extends = nil
 	merged.Source = file
 	return merged, nil

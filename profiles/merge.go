@@ -11,6 +11,16 @@ import (
 // sides' origins; values over carries without a recorded line are attributed to over.Source.
 func Merge(base, over *Profile) *Profile {
 	out := base.clone(len(over.origins))
+	out.apply(over)
+	return out
+}
+
+// apply is Merge onto p itself, for a profile no one else holds (what load is merging): no copy.
+func (p *Profile) apply(over *Profile) {
+	out := p
+	if out.origins == nil && len(over.origins) > 0 {
+		out.origins = make(origins, len(over.origins))
+	}
 	if out.Source == "" {
 		out.Source = over.Source
 	}
@@ -58,7 +68,6 @@ func Merge(base, over *Profile) *Profile {
 			out.setOrigin(f.key, "", over.origin(f.key, ""))
 		}
 	}
-	return out
 }
 
 // clone returns a deep copy of p, with room in its origins for room more.
