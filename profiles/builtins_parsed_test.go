@@ -30,12 +30,7 @@ func TestBuiltinsParsed(t *testing.T) {
 		t.Errorf("builtins_parsed.go is missing or stale: run go generate ./profiles")
 	}
 	for _, name := range builtinNames() {
-		file := builtinPrefix + name
-		data, _ := builtins.ReadFile(name + ".toml")
-		want, errs := decode(file, data)
-		if len(errs) > 0 {
-			t.Fatalf("%s: %v", name, errs.err())
-		}
+		file, data, want := decodeBuiltin(t, name)
 		got := parsedBuiltin(file, data)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: the generated profile is not what decoding its TOML gives:\n got %#v\nwant %#v", name, got, want)
@@ -57,12 +52,7 @@ func TestBuiltinsParsed(t *testing.T) {
 func generateBuiltinsParsed(t *testing.T) []byte {
 	var cases, texts strings.Builder
 	for i, name := range builtinNames() {
-		file := builtinPrefix + name
-		data, _ := builtins.ReadFile(name + ".toml")
-		p, errs := decode(file, data)
-		if len(errs) > 0 {
-			t.Fatalf("%s: %v", name, errs.err())
-		}
+		file, data, p := decodeBuiltin(t, name)
 		fmt.Fprintf(&cases, "case file == %q && string(data) == builtinText[%d]:\nreturn ", file, i)
 		writeLiteral(t, &cases, reflect.ValueOf(p))
 		cases.WriteString("\n")
@@ -93,6 +83,17 @@ var builtinText = [...]string{
 		t.Fatalf("generated code does not format: %v\n%s", err, src)
 	}
 	return out
+}
+
+// decodeBuiltin decodes the built-in profile name from its TOML.
+func decodeBuiltin(t *testing.T, name string) (file string, data []byte, p *Profile) {
+	file = builtinPrefix + name
+	data, _ = builtins.ReadFile(name + ".toml") // listed by builtinNames
+	p, errs := decode(file, data)
+	if len(errs) > 0 {
+		t.Fatalf("%s: %v", name, errs.err())
+	}
+	return file, data, p
 }
 
 // writeLiteral writes v as a Go expression of package profiles: composite literals, fields and

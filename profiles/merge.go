@@ -43,8 +43,8 @@ func (p *Profile) apply(over *Profile) {
 	}
 	outPorts := out.portLists()
 	for i, l := range over.portLists() {
-		if len(*l.ports) > 0 {
-			*outPorts[i].ports = appendNew(*outPorts[i].ports, *l.ports)
+		if len(*l.val) > 0 {
+			*outPorts[i].val = appendNew(*outPorts[i].val, *l.val)
 			out.setOrigin(l.key, "", over.origin(l.key, ""))
 		}
 	}
@@ -79,7 +79,7 @@ func (p *Profile) clone(room int) *Profile {
 	}
 	ports := p.portLists()
 	for i, l := range out.portLists() {
-		*l.ports = slices.Clone(*ports[i].ports)
+		*l.val = slices.Clone(*ports[i].val)
 	}
 	out.Cache.Tools = slices.Clone(p.Cache.Tools)
 	if p.origins != nil || room > 0 {
@@ -89,15 +89,15 @@ func (p *Profile) clone(room int) *Profile {
 	return &out
 }
 
-// optionalNumber is one optional numeric key of a Profile.
-type optionalNumber struct {
+// keyed is one key of a Profile: its TOML key and the field that holds it.
+type keyed[T any] struct {
 	key string
-	val **uint64
+	val *T
 }
 
 // optionalNumbers returns p's optional numeric keys, in schema order.
-func (p *Profile) optionalNumbers() [9]optionalNumber {
-	return [...]optionalNumber{
+func (p *Profile) optionalNumbers() [9]keyed[*uint64] {
+	return [...]keyed[*uint64]{
 		{"limits.cpu", &p.Limits.CPU},
 		{"limits.address_space", &p.Limits.AddressSpace},
 		{"limits.processes", &p.Limits.Processes},
@@ -110,30 +110,18 @@ func (p *Profile) optionalNumbers() [9]optionalNumber {
 	}
 }
 
-// optionalFlag is one optional boolean key of a Profile.
-type optionalFlag struct {
-	key string
-	val **bool
-}
-
 // optionalFlags returns p's optional boolean keys, in schema order.
-func (p *Profile) optionalFlags() [3]optionalFlag {
-	return [...]optionalFlag{
+func (p *Profile) optionalFlags() [3]keyed[*bool] {
+	return [...]keyed[*bool]{
 		{"network.allow_private", &p.Network.AllowPrivate},
 		{"syscalls.log", &p.Syscalls.Log},
 		{"sandbox.allow_weaker", &p.Sandbox.AllowWeaker},
 	}
 }
 
-// portList is one port-list key of a Profile.
-type portList struct {
-	key   string
-	ports *[]uint16
-}
-
 // portLists returns p's port lists, in schema order.
-func (p *Profile) portLists() [2]portList {
-	return [...]portList{
+func (p *Profile) portLists() [2]keyed[[]uint16] {
+	return [...]keyed[[]uint16]{
 		{"network.tcp_connect", &p.Network.TCPConnect},
 		{"network.tcp_bind", &p.Network.TCPBind},
 	}

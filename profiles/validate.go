@@ -83,7 +83,7 @@ func checkNetwork(p *Profile, warn func(*Error)) error {
 	}
 	if p.Network.Mode != "host" {
 		for _, l := range p.portLists() {
-			if len(*l.ports) > 0 {
+			if len(*l.val) > 0 {
 				warn(p.errorAt(l.key, "", "has no effect unless network.mode is \"host\""))
 			}
 		}
