@@ -41,12 +41,19 @@ func startAudit(spec *plan.Spec) *unseen {
 	if config == "" {
 		config = filepath.Join(home, ".config")
 	}
-	u := &unseen{b: audit.Begin(grants, home, config), walked: make(chan struct{})}
-	go func() {
-		u.b.Walk()
-		close(u.walked)
-	}()
-	return u
+	return &unseen{b: audit.Begin(grants, home, config), walked: make(chan struct{})}
+}
+
+// walk notes the sentinels (audit.Baseline.Walk). sendPlan runs it once the plan is sent, while
+// init builds the sandbox, and lets init start the command only after it: on the host's own
+// thread, where a goroutine started before the plan woke a second thread of the runtime for what
+// is, outside a large grant, a handful of system calls. Nil-safe.
+func (u *unseen) walk() {
+	if u == nil {
+		return
+	}
+	u.b.Walk()
+	close(u.walked)
 }
 
 // writableGrants are the writable binds of mounts that no other one holds.
@@ -60,14 +67,6 @@ func writableGrants(mounts []plan.Mount) []string {
 		}
 	}
 	return grants
-}
-
-// walkedCh is closed once the walk is done: the command must not start before. Nil-safe.
-func (u *unseen) walkedCh() <-chan struct{} {
-	if u == nil {
-		return nil
-	}
-	return u.walked
 }
 
 // file is the walked baseline in an unnamed file, for jail's waiter (spawn.Waiter.HandOver).

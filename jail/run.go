@@ -128,7 +128,7 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 		return fail.ExitSetup, fail.New("compile seccomp filter", "", err)
 	}
 	leaves := eg == nil && gc == nil && sb.canLeave() && len(held.Files()) <= spawn.MaxHandOverFiles
-	sb.sendPlan(bpf, leaves, eg.sandboxEnd(), aud.walkedCh())
+	sb.sendPlan(bpf, leaves, eg.sandboxEnd(), aud.walk)
 	eg.sent()
 	if leaves {
 		obs.log().Printf("host: jail's waiter takes the sandbox from here")
@@ -296,13 +296,13 @@ func closeOpened(given, opened tty.Stdio) {
 }
 
 // sendPlan sends init the Spec and the compiled seccomp program, its length first, with files
-// (wire.SendConfig), and closes the socket once every forwarded signal is caught here and ready
-// is closed (the audit's walk; nil: nothing to wait for): init builds the sandbox meanwhile and
-// waits for that before it starts the command (hostCatchesSignals). Without jail's waiter (waiter.c), a signal that came earlier ended jail
+// (wire.SendConfig), runs walk (the audit's; nil: none), and closes the socket once every forwarded signal
+// is caught here and the walk is done: init builds the sandbox meanwhile and waits for that before
+// it starts the command (hostCatchesSignals). Without jail's waiter (waiter.c), a signal that came earlier ended jail
 // (its default action) and init with it (Pdeathsig), before any command ran; the waiter holds
 // them until the host says where they go, and forwards them to an init it is the parent of
 // itself (the host catches none: uncaught).
-func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool, files []*os.File, ready <-chan struct{}) {
+func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool, files []*os.File, walk func()) {
 	opts := sb.obs.opts
 	cfg := wire.Config{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: spawn.Batched(),
 		Started: spawn.Started, Verbose: opts.Verbose, Quiet: opts.Quiet, Explain: opts.Explain, HostLeaves: hostLeaves}
@@ -311,10 +311,10 @@ func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool, files []*os.File, ready
 		// init died before reading its plan: its report or exit status says why.
 		sb.obs.log().Printf("host: send plan: %s", err)
 	}
-	sb.signals.wait()
-	if ready != nil {
-		<-ready
+	if walk != nil {
+		walk()
 	}
+	sb.signals.wait()
 	sb.plan.Close()
 }
 
