@@ -12,12 +12,18 @@ import (
 // capability by executing a file. Shrinking the bounding set needs CAP_SETPCAP: a thread without
 // it (the fallback's, where a container granted some capabilities but not that one) keeps the
 // bounding set as it is, says so with boundingKept, and drops the rest; no_new_privs, set next,
-// then keeps execve from granting any capability the thread does not hold, which is none.
+// then keeps execve from granting any capability the thread does not hold, which is none. A
+// capability already out of the bounding set (init's setup empties it before Go's runtime
+// starts: spawn/pid1.c) costs a read, not a drop: each drop makes new credentials.
 func DropCapabilities() (boundingKept bool, err error) {
 	setpcap := Holds(unix.CAP_SETPCAP)
 	for c := 0; ; c++ {
-		if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
+		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
+		if err != nil {
 			break // past the last capability this kernel knows
+		}
+		if in == 0 {
+			continue
 		}
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
 			if err == unix.EPERM && !setpcap {
