@@ -7,7 +7,7 @@ import (
 )
 
 // devNodes are the host device nodes bound into the minimal /dev.
-var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
+var devNodes = [...]string{"null", "zero", "full", "random", "urandom", "tty"}
 
 // devLinks are the symlinks of the minimal /dev, name → text.
 var devLinks = [][2]string{
@@ -28,13 +28,12 @@ func (r *Roots) dev(m plan.Mount) error {
 		return err
 	}
 	defer CloseFd(dev)
-	for _, name := range devNodes {
-		if err := r.bindDevNode(dev, name); err != nil {
+	for i, name := range devNodes {
+		if err := r.bindDevNode(dev, name, take(&r.ready.nodes[i])); err != nil {
 			return pathError("bind", "dev/"+name, err)
 		}
 	}
-	if err := mountNewAt(dev, "pts", "devpts", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC,
-		"newinstance", "ptmxmode=0666", "mode=0620"); err != nil {
+	if err := r.mountPts(dev); err != nil {
 		return pathError("mount", "dev/pts", err)
 	}
 	if err := r.mountPrivateAt(dev, "shm", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0o1777); err != nil {
@@ -48,28 +47,35 @@ func (r *Roots) dev(m plan.Mount) error {
 	return nil
 }
 
-// bindDevNode binds the host's /dev/NAME on a new empty file NAME in the directory dev.
-func (r *Roots) bindDevNode(dev int, name string) error {
+// bindDevNode binds the host's /dev/NAME on a new empty file NAME in the directory dev: node, its
+// clone made before the plan (ready.go), or one made now (node -1).
+func (r *Roots) bindDevNode(dev int, name string, node int) error {
+	if node < 0 {
+		var err error
+		if node, err = cloneDevNode(r.host, name); err != nil {
+			return err
+		}
+	}
+	defer CloseFd(node)
 	if err := makeFileAt(dev, name); err != nil {
 		return err
 	}
-	node, err := unix.OpenTree(r.host, "dev/"+name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_SYMLINK_NOFOLLOW)
-	if err != nil {
-		return err
-	}
-	defer CloseFd(node)
 	return unix.MoveMount(node, "", dev, name, unix.MOVE_MOUNT_F_EMPTY_PATH)
 }
 
-// mountNewAt mounts a new fstype filesystem on a new directory name in dir.
-func mountNewAt(dir int, name, fstype string, attrs int, opts ...string) error {
-	if err := unix.Mkdirat(dir, name, 0o755); err != nil {
+// mountPts mounts the devpts instance made before the plan (ready.go), or a new one, on a new
+// directory pts in dir.
+func (r *Roots) mountPts(dir int) error {
+	if err := unix.Mkdirat(dir, "pts", 0o755); err != nil {
 		return err
 	}
-	mnt, err := newFS(fstype, attrs, opts...)
-	if err != nil {
-		return err
+	mnt := take(&r.ready.pts)
+	if mnt < 0 {
+		var err error
+		if mnt, err = newPts(); err != nil {
+			return err
+		}
 	}
 	defer CloseFd(mnt)
-	return unix.MoveMount(mnt, "", dir, name, unix.MOVE_MOUNT_F_EMPTY_PATH)
+	return unix.MoveMount(mnt, "", dir, "pts", unix.MOVE_MOUNT_F_EMPTY_PATH)
 }

@@ -73,6 +73,8 @@ type Roots struct {
 	writable []string
 	Watched  []Watched
 	watchErr error
+	// ready are the mounts made before the plan came (ready.go).
+	ready ready
 }
 
 // WatchErr says why pid 1 cannot watch the mounts made inside writable binds; a plan that makes

@@ -39,7 +39,7 @@ func OpenRoots() (*Roots, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Roots{host: -1, new: -1, rootfs: -1, store: -1}
+	r := &Roots{host: -1, new: -1, rootfs: -1, store: -1, ready: noneReady()}
 	if r.host, err = unix.Open(oldRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
 		return nil, fail.New("open", oldRoot, err)
 	}
@@ -78,6 +78,7 @@ func (r *Roots) close() {
 		}
 	}
 	r.host, r.new, r.rootfs, r.store = -1, -1, -1, -1
+	r.ready.close()
 }
 
 // enter makes the new root the root: the new root's tmpfs is made read-only (only it: a

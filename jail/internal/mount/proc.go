@@ -17,7 +17,7 @@ var procReadOnly = []string{"sys", "sysrq-trigger", "irq", "bus"}
 const procAttrs = unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
 
 // proc mounts a fresh procfs of the sandbox's pid namespace on Target (nosuid, nodev, noexec),
-// with procReadOnly rebound read-only.
+// the one made before the plan when there is one (ready.go), with procReadOnly rebound read-only.
 //
 // A container that masks parts of its /proc (Docker's and Podman's default masked paths:
 // /proc/kcore, /proc/keys, … covered by /dev/null, /proc/acpi by an empty tmpfs) keeps the
@@ -25,7 +25,13 @@ const procAttrs = unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_AT
 // masks hide. With the plan's AllowWeaker, the container's own /proc is bound instead
 // (containerProc); without it the EPERM stands, and mountError says what to do.
 func (r *Roots) proc(m plan.Mount) error {
-	mnt, err := r.mountNew(m.Target, makeDir, "proc", procAttrs)
+	var mnt int
+	var err error
+	if ready := take(&r.ready.proc); ready >= 0 {
+		mnt, err = r.attachAt(ready, m.Target, makeDir)
+	} else {
+		mnt, err = r.mountNew(m.Target, makeDir, "proc", procAttrs)
+	}
 	if errors.Is(err, unix.EPERM) && r.allowWeaker {
 		mnt, err = r.containerProc(m.Target)
 		r.ContainerProc = err == nil

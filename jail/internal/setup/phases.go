@@ -12,6 +12,7 @@ import (
 	"github.com/jail-sandbox/jail/jail/internal/mount"
 	"github.com/jail-sandbox/jail/jail/internal/restrict"
 	"github.com/jail-sandbox/jail/jail/internal/spawn"
+	"github.com/jail-sandbox/jail/jail/internal/wire"
 )
 
 // phases is every phase of the sandbox's setup, in the order init runs them: one table, as
@@ -34,6 +35,7 @@ var phases = []phase{
 	{beforePlan, "open /proc/self/ns", nil, (*setup).openNamespaces}, // before the host's /proc is left behind
 	{beforePlan, "enter a scratch root", nil, (*setup).enterScratchRoot},
 	{beforePlan, "bring up loopback", (*setup).ownNetwork, func(*setup) error { return bringUpLoopback() }},
+	{beforePlan, "make the /proc and /dev mounts", (*setup).planPending, func(s *setup) error { s.roots.Prepare(); return nil }}, // mount/ready.go
 
 	{afterPlan, "build the root filesystem", nil, (*setup).buildRoot}, // Spec.Mounts, pivot_root, read-only
 	{afterPlan, "serve the egress proxy ports", (*setup).proxied, (*setup).serveEgressPorts},
@@ -112,6 +114,14 @@ func (s *setup) openNamespaces() (err error) {
 func (s *setup) enterScratchRoot() (err error) {
 	s.roots, err = mount.OpenRoots()
 	return err
+}
+
+// planPending says the plan has not come yet: work that the plan's ops would otherwise do is
+// worth doing now only while init waits for it, not once it waits for init.
+func (s *setup) planPending() bool {
+	fds := []unix.PollFd{{Fd: wire.ConfigFd, Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 0
 }
 
 // ownNetwork says init has a network namespace of its own, whose lo starts down.
