@@ -13,20 +13,20 @@ import (
 // a file), which is how binds land on the empty tmpfs root. Directories profiles pins above a
 // protected path (self-binds: Source == Target, inside a writable bind) exist on the host by now,
 // made by the host as placeholders when missing (package placeholder), never here: setup makes
-// nothing in the user's tree.
-func (r *Roots) bind(m plan.Mount, ro bool) error {
+// nothing in the user's tree. It returns the attached copy's descriptor (the caller closes it).
+func (r *Roots) bind(m plan.Mount, ro bool) (int, error) {
 	rel, err := relPath(m.Source)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	src, err := openIn(r.host, rel, unix.O_PATH)
 	if err != nil {
-		return pathError("open source", rel, err)
+		return -1, pathError("open source", rel, err)
 	}
 	defer CloseFd(src)
 	var st unix.Stat_t
 	if err := unix.Fstat(src, &st); err != nil {
-		return pathError("stat source", rel, err)
+		return -1, pathError("stat source", rel, err)
 	}
 	c := makeFile
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
@@ -34,7 +34,7 @@ func (r *Roots) bind(m plan.Mount, ro bool) error {
 	}
 	dst, err := openTarget(r.new, m.Target, c)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	defer CloseFd(dst)
 	return mountCopy(src, dst, ro)
@@ -44,26 +44,28 @@ func (r *Roots) bind(m plan.Mount, ro bool) error {
 // for a protect (a protected path inside a writable bind stays read-only), writable for a pin (a
 // mountpoint cannot be renamed or removed). Target exists: inside a writable bind the host made
 // a placeholder where it was missing (package placeholder), and one gone since (removed on the
-// host) fails the run; inside an overlay, the overlay's placeholder layer holds it.
-func (r *Roots) selfBind(m plan.Mount, ro bool) error {
+// host) fails the run; inside an overlay, the overlay's placeholder layer holds it. It returns
+// the attached copy's descriptor (the caller closes it).
+func (r *Roots) selfBind(m plan.Mount, ro bool) (int, error) {
 	dst, err := openTarget(r.new, m.Target, mustExist)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	defer CloseFd(dst)
 	return mountCopy(dst, dst, ro)
 }
 
-// hideFile binds the host's /dev/null read-only over Target: the file reads empty.
-func (r *Roots) hideFile(m plan.Mount) error {
+// hideFile binds the host's /dev/null read-only over Target: the file reads empty. It returns the
+// attached bind's descriptor (the caller closes it).
+func (r *Roots) hideFile(m plan.Mount) (int, error) {
 	dst, err := openTarget(r.new, m.Target, createAs(m.Create, false))
 	if err != nil {
-		return err
+		return -1, err
 	}
 	defer CloseFd(dst)
 	null, err := openIn(r.host, "dev/null", unix.O_PATH)
 	if err != nil {
-		return pathError("open", "dev/null", err)
+		return -1, pathError("open", "dev/null", err)
 	}
 	defer CloseFd(null)
 	return mountCopy(null, dst, true)
@@ -74,19 +76,25 @@ func (r *Roots) hideFile(m plan.Mount) error {
 // seen writable. Making it read-only only sets MOUNT_ATTR_RDONLY on every mount of the copy and
 // clears nothing: the nosuid, nodev, noexec and atime flags a user namespace locks stay as they
 // were, where a classic MS_REMOUNT would have to restate them from statfs for each submount.
-func mountCopy(src, dst int, ro bool) error {
+// It returns the copy's descriptor, which refers to the mount attached on dst (the caller closes
+// it).
+func mountCopy(src, dst int, ro bool) (int, error) {
 	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 	if err != nil {
-		return fmt.Errorf("open_tree: %w", err)
+		return -1, fmt.Errorf("open_tree: %w", err)
 	}
-	defer CloseFd(tree)
 	if ro {
 		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-			return fmt.Errorf("mount_setattr read-only: %w", err)
+			CloseFd(tree)
+			return -1, fmt.Errorf("mount_setattr read-only: %w", err)
 		}
 	}
-	return attach(tree, dst)
+	if err := attach(tree, dst); err != nil {
+		CloseFd(tree)
+		return -1, err
+	}
+	return tree, nil
 }
 
 // attach mounts the detached mount mnt on the target descriptor dst.

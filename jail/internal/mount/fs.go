@@ -22,10 +22,10 @@ func (r *Roots) tmpfs(m plan.Mount) error {
 // hideDir mounts an empty read-only tmpfs over Target: the directory lists as empty. Its mode is
 // 0555, not 0: an unreadable directory would make every tree walk (git status, find, rg) report
 // "permission denied" where an empty one is simply skipped, and empty and read-only it holds
-// nothing either way.
-func (r *Roots) hideDir(m plan.Mount) error {
-	return closed(r.mountNew(m.Target, createAs(m.Create, true), "tmpfs",
-		unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode=0555"))
+// nothing either way. It returns the mount's descriptor (the caller closes it).
+func (r *Roots) hideDir(m plan.Mount) (int, error) {
+	return r.mountNew(m.Target, createAs(m.Create, true), "tmpfs",
+		unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, "mode=0555")
 }
 
 // mountNew mounts a fresh fstype filesystem on the sandbox path target, created as c says, and

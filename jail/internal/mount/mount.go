@@ -28,9 +28,12 @@ func SetupRoot(spec *plan.Spec, r *Roots, log verbose.Log) error {
 	r.storeSize = spec.Limits.Tmpfs
 	for _, m := range spec.Mounts {
 		log.Printf("%s %s", m.Kind, Object(m))
-		err := r.apply(m)
+		mnt, err := r.apply(m)
 		if err == nil && r.exposed(m) {
-			err = r.watch(m) // watch.go
+			err = r.watch(m, mnt) // watch.go
+		}
+		if mnt >= 0 {
+			CloseFd(mnt)
 		}
 		if err == nil && m.Kind == plan.MountBind {
 			r.writable = append(r.writable, m.Target)
@@ -83,8 +86,9 @@ func (r *Roots) WatchErr(err error) {
 	r.watchErr = err
 }
 
-// apply runs one setup op.
-func (r *Roots) apply(m plan.Mount) error {
+// apply runs one setup op. For the ops that make one mount at their target (the kinds exposed
+// may watch), it returns that mount's descriptor, which the caller closes; -1 otherwise.
+func (r *Roots) apply(m plan.Mount) (int, error) {
 	switch m.Kind {
 	case plan.MountROBind:
 		return r.bind(m, true)
@@ -94,14 +98,21 @@ func (r *Roots) apply(m plan.Mount) error {
 		return r.selfBind(m, true)
 	case plan.MountPin:
 		return r.selfBind(m, false)
-	case plan.MountOverlay:
-		return r.overlay(m)
-	case plan.MountTmpfs:
-		return r.tmpfs(m)
 	case plan.MountHideDir:
 		return r.hideDir(m)
 	case plan.MountHideFile:
 		return r.hideFile(m)
+	}
+	return -1, r.applyOther(m)
+}
+
+// applyOther runs the ops apply returns no mount of.
+func (r *Roots) applyOther(m plan.Mount) error {
+	switch m.Kind {
+	case plan.MountOverlay:
+		return r.overlay(m)
+	case plan.MountTmpfs:
+		return r.tmpfs(m)
 	case plan.MountProc:
 		return r.proc(m)
 	case plan.MountDev:

@@ -48,7 +48,7 @@ func (r *Roots) proc(m plan.Mount) error {
 		if err != nil {
 			return pathError("open", name, err)
 		}
-		err = mountCopy(fd, fd, true)
+		err = closed(mountCopy(fd, fd, true))
 		CloseFd(fd)
 		if err != nil {
 			return pathError("read-only", name, err)

@@ -38,19 +38,15 @@ func (r *Roots) exposed(m plan.Mount) bool {
 	return false
 }
 
-// watch records the mount just made at m's target, to be named to pid 1. Without pid 1 to watch
-// it (watchErr), the protection could not hold for the run: the setup fails.
-func (r *Roots) watch(m plan.Mount) error {
+// watch records the mount just made at m's target, to be named to pid 1: mnt, its descriptor
+// from apply, names it without looking the target up again. Without pid 1 to watch it
+// (watchErr), the protection could not hold for the run: the setup fails.
+func (r *Roots) watch(m plan.Mount, mnt int) error {
 	if r.watchErr != nil {
 		return r.watchErr
 	}
-	fd, err := openTarget(r.new, m.Target, mustExist)
-	if err != nil {
-		return err
-	}
-	defer CloseFd(fd)
 	var st unix.Statx_t
-	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &st); err != nil {
+	if err := unix.Statx(mnt, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &st); err != nil {
 		return err
 	}
 	if st.Mask&unix.STATX_MNT_ID == 0 {

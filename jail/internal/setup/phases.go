@@ -134,10 +134,12 @@ func (s *setup) buildRoot() error {
 	if err := mount.SetupRoot(s.spec, s.roots, s.log); err != nil {
 		return err
 	}
-	for _, w := range s.roots.Watched {
-		if err := s.p1.Watch(w.MntID, w.Path); err != nil {
-			return fmt.Errorf("name %s to pid 1: %w", w.Path, err)
-		}
+	ws := make([]spawn.Watched, len(s.roots.Watched))
+	for i, w := range s.roots.Watched {
+		ws[i] = spawn.Watched{MntID: w.MntID, Path: w.Path}
+	}
+	if err := s.p1.Watch(ws); err != nil {
+		return fmt.Errorf("name the protections' mountpoints to pid 1: %w", err)
 	}
 	if s.roots.ContainerProc {
 		s.notice(true, "/proc is the container's, masks kept (allowed by --allow-weaker; the kernel refuses a new one "+

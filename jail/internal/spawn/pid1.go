@@ -28,16 +28,37 @@ func (p *Pid1) CanWatch() error {
 	return nil
 }
 
-// Watch names to pid 1 a mountpoint at path, where the setup made the mount mntID: when path no
-// longer leads to that mount (the host removed it or renamed another file over it), pid 1 stops
-// the sandbox.
-func (p *Pid1) Watch(mntID uint32, path string) error {
-	if len(path) >= C.PIPE_BUF-8 {
-		return fmt.Errorf("watch %s: path too long", path)
+// Watched is a mountpoint for pid 1 to watch: the mount the setup made there, and its path.
+type Watched struct {
+	MntID uint32
+	Path  string
+}
+
+// Watch names to pid 1 the mountpoints ws: when a path no longer leads to its mount (the host
+// removed it or renamed another file over it), pid 1 stops the sandbox. The names go in as few
+// writes as fit, each below PIPE_BUF and of whole names, so that pid 1, which reads a name's
+// path right after its header, never finds half of one (and wakes once, not once a name).
+func (p *Pid1) Watch(ws []Watched) error {
+	var msg []byte
+	for _, w := range ws {
+		size := 8 + len(w.Path)
+		if size >= C.PIPE_BUF {
+			return fmt.Errorf("watch %s: path too long", w.Path)
+		}
+		if len(msg)+size > C.PIPE_BUF {
+			if _, err := p.link.Write(msg); err != nil {
+				return err
+			}
+			msg = msg[:0]
+		}
+		msg = binary.NativeEndian.AppendUint32(msg, w.MntID)
+		msg = binary.NativeEndian.AppendUint32(msg, C.JAIL_LINK_WATCH|uint32(len(w.Path))<<C.JAIL_LINK_WATCH_LEN_SHIFT)
+		msg = append(msg, w.Path...)
 	}
-	msg := binary.NativeEndian.AppendUint32(nil, mntID)
-	msg = binary.NativeEndian.AppendUint32(msg, C.JAIL_LINK_WATCH|uint32(len(path))<<C.JAIL_LINK_WATCH_LEN_SHIFT)
-	_, err := p.link.Write(append(msg, path...)) // one write: pid 1 reads the path after the header
+	if len(msg) == 0 {
+		return nil
+	}
+	_, err := p.link.Write(msg)
 	return err
 }
 
