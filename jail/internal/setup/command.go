@@ -3,6 +3,7 @@ package setup
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -37,8 +38,15 @@ func (s *setup) startCommand(stdio tty.Stdio, ctty bool) (pid int, err error) {
 	return s.startRestricted(launch{path: path, argv: s.spec.Argv, files: []uintptr{stdio.In.Fd(), stdio.Out.Fd(), stdio.Err.Fd()}, ctty: ctty})
 }
 
-// startRestricted runs restrictAndStart on a thread of its own (startCommand says why).
+// startRestricted runs restrictAndStart on a thread of its own (startCommand says why). A setup
+// that leaves once the command runs restricts the thread it runs on, locked to it for good: all
+// it does there afterwards is name the command to pid 1 and exit, and it saves starting a
+// goroutine and handing the result back (26 us before the command started).
 func (s *setup) startRestricted(l launch) (int, error) {
+	if !setupStays(s.cfg) {
+		runtime.LockOSThread()
+		return s.restrictAndStart(l)
+	}
 	type started struct {
 		pid int
 		err error
