@@ -37,6 +37,11 @@ func TestUnseenWritesAreListed(t *testing.T) {
 			[]string{".cargo/config.toml, which tools act on unasked: cargo"}},
 		{"npmrc", nil, "echo 'script-shell=/tmp/x' > .npmrc",
 			[]string{".npmrc, which tools act on unasked: npm"}},
+		// Still writing when the command ends: the sentinels are checked once pid 1 has killed and
+		// reaped it, before pid 1's own exit (spawn/pid1.c's end pipe).
+		{"npmrc written until the end by a process the command left", nil,
+			"(while :; do echo 'script-shell=/tmp/x' > .npmrc; done) & while [ ! -s .npmrc ]; do :; done",
+			[]string{".npmrc, which tools act on unasked: npm"}},
 		{"ignored build output", map[string]string{".gitignore": "build/\n"}, "mkdir -p build && echo x > build/a && echo y > build/b",
 			[]string{"2 file(s) under build/, which git does not show (ignored)"}},
 		{"excluded by info/exclude", map[string]string{".git/info/exclude": "secret.txt\n"}, "echo s > secret.txt",

@@ -330,7 +330,7 @@ static int spawn_init(struct keeper *k, uint32_t ns) {
 		e = errno;
 	} else {
 		int fds[5] = {chan[1], null, null, cfg[0], rep[1]}, errs = -1;
-		pid = jail_fork_init(ns, fds, &k->mask, &errs);
+		pid = jail_fork_init(ns, fds, -1, &k->mask, &errs);
 		if (pid == 0) {
 			signal(SIGPIPE, SIG_DFL); // the keeper's, not init's setup's
 			return 1;

@@ -44,7 +44,7 @@
 #include "spawn.h"
 #include "watch.h"
 
-int jail_pid1_link_fd = -1, jail_pid1_back_fd = -1, jail_pid1_watch_errno;
+int jail_pid1_link_fd = -1, jail_pid1_back_fd = -1, jail_pid1_watch_errno, jail_pid1_end_fd = -1;
 
 struct pid1 {
 	pid_t setup, command; // command: 0 until the setup names it
@@ -230,6 +230,8 @@ __attribute__((noreturn)) static void serve(struct pid1 *p, int cfd, int sfd) {
 	}
 	end(p);
 	breached(p, 1); // a protection the host moved away, and something made at its name
+	if (jail_pid1_end_fd >= 0)
+		(void)!write(jail_pid1_end_fd, "", 1); // nothing of the sandbox runs: the waiter may look
 	if (p->flags & JAIL_LINK_REPORT && p->command_done)
 		report_end(p);
 	_exit(jail_exit_status(p->told || !p->command_done ? p->setup_ws : p->command_ws));
@@ -272,6 +274,9 @@ void jail_become_pid1(void) {
 		jail_pid1_back_fd = back[0];
 		if (watch >= 0)
 			close(watch);
+		if (jail_pid1_end_fd >= 0) // pid 1's alone: the sandbox's end is its to say
+			close(jail_pid1_end_fd);
+		jail_pid1_end_fd = -1;
 		drop_bounding_set();
 		return;
 	}

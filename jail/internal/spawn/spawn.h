@@ -82,6 +82,7 @@ struct jail_early {
 	int plan_fd, msg_fd, err_fd;
 	uint32_t ns;
 	int hand_fd, back_fd;
+	int end_fd; // the read end of init's end pipe (jail_fork_init), the waiter's; -1: none
 };
 extern struct jail_early jail_early;
 
@@ -101,13 +102,15 @@ struct jail_waited {
 extern int jail_is_early_init;
 
 // jail_fork_init forks init in the namespaces ns, with fds as its descriptors 0 to 4 (see
-// jail_init_spawn) and mask as its signal mask, without executing anything. In the child it
+// jail_init_spawn) and mask as its signal mask, without executing anything. end_fd (-1: none),
+// the write end of a pipe, becomes pid 1's JAIL_PID1_END_FD: pid 1 writes a byte on it once
+// nothing of the sandbox runs any more, before its own exit (jail_pid1_end_fd). In the child it
 // returns 0, with jail_is_early_init set: the caller returns from its constructor, and the child
 // goes on into Go's runtime as init's setup (pid 1 stays in C, pid1.c). In the caller it returns
 // init's pid once its id maps are written, and sets *errs to the read end of the pipe init
 // reports a failed start on (an errno; EOF once it is on its way); -1 with errno set when it
 // could not.
-pid_t jail_fork_init(uint32_t ns, const int fds[5], const sigset_t *mask, int *errs);
+pid_t jail_fork_init(uint32_t ns, const int fds[5], int end_fd, const sigset_t *mask, int *errs);
 
 // jail_set_cmdline makes name this process's command line (what /proc/PID/cmdline shows, within
 // the room jail's own arguments took) and its name.
@@ -136,6 +139,14 @@ void jail_become_pid1(void);
 // jail_pid1_watch_errno says why pid 1 cannot watch the protections' mountpoints (watch.h); 0:
 // it can.
 extern int jail_pid1_link_fd, jail_pid1_back_fd, jail_pid1_watch_errno;
+
+// jail_pid1_end_fd (-1: none) is pid 1's end of the end pipe to jail's waiter, its parent: once
+// the command and everything else in the sandbox is reaped, pid 1 writes a byte on it and only
+// then exits. The sandbox can write nothing more from then on, so the waiter checks the audit's
+// sentinels while pid 1's exit tears the namespaces down (0.25-0.3 ms here), not after.
+// JAIL_PID1_END_FD is the descriptor init holds it as, after its 0 to 4.
+extern int jail_pid1_end_fd;
+#define JAIL_PID1_END_FD 5
 
 // jail_link names the command to pid 1: its pid (the setup started it as pid 1's child), and
 // what the setup does while it runs.

@@ -37,7 +37,7 @@
 
 extern void jail_early_opt_in(void) __attribute__((weak)); // cmd/jail/cgo.go; never called
 
-struct jail_early jail_early = {.pid = -1, .plan_fd = -1, .msg_fd = -1, .err_fd = -1, .hand_fd = -1, .back_fd = -1};
+struct jail_early jail_early = {.pid = -1, .plan_fd = -1, .msg_fd = -1, .err_fd = -1, .hand_fd = -1, .back_fd = -1, .end_fd = -1};
 
 // options are jail's options, as cmd/jail's flag sets define them: the ones that take a value
 // (in the next argument, or after '='), the ones with which no sandbox starts, and which of the
@@ -169,22 +169,28 @@ static void become_init(struct jail_spawn *s) {
 	void *seed = (void *)getauxval(AT_RANDOM);
 	if (seed != NULL && getrandom(seed, 16, 0) != 16)
 		jail_spawn_fail(s);
-	// Descriptors 0 to 4 are init's (jail_init_spawn); the rest are jail's pipe ends and
-	// descriptors jail inherited, which execve would have closed or init would have. Closing
-	// err_fd tells jail that init is on its way.
+	// Descriptors 0 to 4 are init's (jail_init_spawn), and 5 its end pipe when it has one; the
+	// rest are jail's pipe ends and descriptors jail inherited, which execve would have closed or
+	// init would have. Closing err_fd tells jail that init is on its way.
 	if (close_range(s->nfds, ~0U, 0) < 0)
 		jail_spawn_fail(s);
+	if (s->nfds > JAIL_PID1_END_FD) {
+		fcntl(JAIL_PID1_END_FD, F_SETFD, FD_CLOEXEC);
+		jail_pid1_end_fd = JAIL_PID1_END_FD;
+	}
 	jail_is_early_init = 1;
 	jail_become_pid1(); // returns in the setup, a child, which goes on into Go's runtime
 }
 
-pid_t jail_fork_init(uint32_t ns, const int fds[5], const sigset_t *mask, int *errs) {
+pid_t jail_fork_init(uint32_t ns, const int fds[5], int end_fd, const sigset_t *mask, int *errs) {
 	enum { err, go, npipes };
 	int p[npipes][2];
 	if (pipes(p, npipes) < 0)
 		return -1;
 	static struct jail_spawn s;
 	jail_init_spawn(&s, ns, fds, 0);
+	if (end_fd >= 0)
+		s.fds[s.nfds++] = end_fd; // JAIL_PID1_END_FD
 	s.go_fd = p[go][0]; // no ready_fd: this thread knows the child exists when clone returns
 	s.go_end = p[go][1];
 	s.err_fd = p[err][1];
@@ -228,12 +234,13 @@ static void fork_init(int net) {
 	if (!std_fds_open())
 		return;
 	// The plan's channel is a socket, so that the host can send init a descriptor with it
-	// (wire.SendConfig); the messages' is a pipe.
-	enum { cfg, rep, npipes };
+	// (wire.SendConfig); the messages' is a pipe, and so is the end pipe from pid 1 to the waiter
+	// (jail_pid1_end_fd).
+	enum { cfg, rep, end, npipes };
 	int p[npipes][2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p[cfg]) < 0)
 		return;
-	if (pipe2(p[rep], O_CLOEXEC) < 0) {
+	if (pipes(p + rep, npipes - rep) < 0) {
 		close(p[cfg][0]);
 		close(p[cfg][1]);
 		return;
@@ -242,11 +249,12 @@ static void fork_init(int net) {
 	const uint32_t ns = init_ns(net);
 	sigset_t mask;
 	sigprocmask(SIG_SETMASK, NULL, &mask);
-	pid_t pid = jail_fork_init(ns, fds, &mask, &errs);
+	pid_t pid = jail_fork_init(ns, fds, p[end][1], &mask, &errs);
 	if (pid == 0)
 		return;
 	close(p[cfg][0]);
 	close(p[rep][1]);
+	close(p[end][1]);
 	// The namespaces go first on the plan's pipe, as launchInit sends them (wire.SendNamespaces).
 	if (pid < 0 || write(p[cfg][1], &ns, sizeof ns) != sizeof ns) {
 		if (pid > 0) {
@@ -256,9 +264,11 @@ static void fork_init(int net) {
 		}
 		close(p[cfg][1]);
 		close(p[rep][0]);
+		close(p[end][0]);
 		return;
 	}
-	jail_early = (struct jail_early){.pid = pid, .plan_fd = p[cfg][1], .msg_fd = p[rep][0], .err_fd = errs, .ns = ns, .hand_fd = -1, .back_fd = -1};
+	jail_early = (struct jail_early){.pid = pid, .plan_fd = p[cfg][1], .msg_fd = p[rep][0], .err_fd = errs, .ns = ns,
+	                                 .hand_fd = -1, .back_fd = -1, .end_fd = p[end][0]};
 }
 
 __attribute__((constructor)) static void start_early(int argc, char **argv) {

@@ -64,6 +64,10 @@ struct waiter {
 	// 'H'; -1: none. Once init is reaped, jail is executed to list what the run wrote unseen,
 	// when any of it changed.
 	int audit_fd;
+	// end_fd is the end pipe from pid 1 (jail_pid1_end_fd; -1 once closed). Its byte says that
+	// nothing of the sandbox runs any more (ended): the sentinels are checked then (audited,
+	// unseen), while pid 1 exits, rather than once it is reaped.
+	int end_fd, ended, audited, unseen;
 };
 
 // take_timeout takes a 'T' record's body at b (n bytes; waiter.go's handOver): the time left in
@@ -191,6 +195,27 @@ static void forward(struct waiter *w, int sfd) {
 	}
 }
 
+// read_end reads pid 1's end pipe: a byte once the sandbox is empty, EOF when pid 1 exits
+// without one (killed, or failing), which says nothing about the rest of the sandbox.
+static void read_end(struct waiter *w) {
+	char c;
+	ssize_t n = read(w->end_fd, &c, 1);
+	if (n == 1)
+		w->ended = 1;
+	if (n >= 0 || errno != EINTR) {
+		close(w->end_fd);
+		w->end_fd = -1;
+	}
+}
+
+// audit checks the audit's sentinels once, when there is a baseline (jail_audit_changed).
+static void audit(struct waiter *w) {
+	if (w->audit_fd >= 0 && !w->audited) {
+		w->unseen = jail_audit_changed(w->audit_fd);
+		w->audited = 1;
+	}
+}
+
 // time_left returns how long until the handed-over timeout, or NULL when there is none.
 static const struct timespec *time_left(struct waiter *w) {
 	static struct timespec left;
@@ -231,16 +256,21 @@ __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, in
 	signal(SIGPIPE, SIG_IGN); // a host gone before it read init's status
 	reap(w);                  // a child that ended before SIGCHLD was blocked
 	while (!(w->init_done && w->host_done)) {
-		struct pollfd fds[3] = {
+		struct pollfd fds[4] = {
 		    {.fd = cfd, .events = POLLIN},
 		    {.fd = w->hand_fd, .events = POLLIN},
 		    {.fd = w->started ? sfd : -1, .events = POLLIN},
+		    {.fd = w->end_fd, .events = POLLIN},
 		};
-		if (jail_poll_idle(fds, 3, time_left(w)) < 0)
+		if (jail_poll_idle(fds, 4, time_left(w)) < 0)
 			continue;
 		expire(w);
 		if (fds[1].revents)
 			read_hand(w);
+		if (fds[3].revents)
+			read_end(w);
+		if (w->ended)
+			audit(w); // while pid 1 exits
 		if (fds[0].revents) {
 			jail_drain_signalfd(cfd);
 			reap(w);
@@ -248,9 +278,11 @@ __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, in
 		if (w->started)
 			forward(w, sfd);
 	}
-	// init is reaped: the sandbox is gone. The audit looks first: removing the placeholders
-	// changes their directories' ctimes.
-	int unseen = w->audit_fd >= 0 && jail_audit_changed(w->audit_fd);
+	// init is reaped: the sandbox is gone. The audit looks first, unless it did once the sandbox
+	// was empty: removing the placeholders changes their directories' ctimes. They go only now,
+	// with the sandbox's mount namespace: one removed from under a mount there would detach it.
+	audit(w);
+	int unseen = w->unseen;
 	if (w->nheld > 0)
 		jail_release_placeholders(w->held, w->nheld);
 	int status = jail_exit_status(w->handed_over ? w->init_ws : w->host_ws);
@@ -283,6 +315,8 @@ void jail_fork_host(void) {
 		close(hand[1]);
 		close(back[0]);
 		close(back[1]);
+		close(jail_early.end_fd);
+		jail_early.end_fd = -1;
 		return;
 	}
 	if (host == 0) {
@@ -293,6 +327,8 @@ void jail_fork_host(void) {
 		close(sfd);
 		close(hand[0]);
 		close(back[1]);
+		close(jail_early.end_fd); // the waiter's
+		jail_early.end_fd = -1;
 		jail_early.hand_fd = hand[1];
 		jail_early.back_fd = back[0];
 		return;
@@ -304,6 +340,7 @@ void jail_fork_host(void) {
 	close(jail_early.plan_fd);
 	close(jail_early.msg_fd);
 	close(jail_early.err_fd);
-	struct waiter w = {.init = jail_early.pid, .host = host, .hand_fd = hand[0], .back_fd = back[1], .audit_fd = -1};
+	struct waiter w = {.init = jail_early.pid, .host = host, .hand_fd = hand[0], .back_fd = back[1], .audit_fd = -1,
+	                   .end_fd = jail_early.end_fd};
 	wait_sandbox(&w, cfd, sfd, &blocked);
 }
