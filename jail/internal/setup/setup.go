@@ -54,8 +54,8 @@ func Run() (status int) {
 	if ns, _ := wire.CloneFlags(s.spec.Namespaces); ns != s.ns {
 		return sendReport(&fail.Error{Op: "read sandbox plan", Detail: "the plan's namespaces are not init's", Exit: fail.ExitSetup})
 	}
-	s.p1 = p1
-	status, err = s.run(host)
+	s.p1, s.host = p1, host
+	status, err = s.run()
 	if err != nil {
 		return sendReport(fail.New("setup", "", err))
 	}
@@ -70,6 +70,7 @@ type setup struct {
 	done  []doneStep   // the phases run before the plan, logged once the plan says whether to
 	ready time.Time    // when init began to wait for its plan
 
+	host  *os.File     // the plan's socket (wire.ConfigFd), until the host closes it
 	cfg   *wire.Config // the plan and how to run it; nil until it arrives
 	spec  *plan.Spec   // cfg.Spec
 	files []*os.File   // the descriptors that came with the plan, until a phase takes them
@@ -95,7 +96,7 @@ func prepare(ns uintptr) (*setup, error) {
 // as p1's child and names it to p1, which forwards signals to it and reaps it. When the setup
 // stays (setupStays), it waits for the command's end, finishes the run and returns the command's
 // status; otherwise it returns 0 at once, which pid 1 ignores: it exits with the command's status.
-func (s *setup) run(host *os.File) (int, error) {
+func (s *setup) run() (int, error) {
 	p1 := s.p1
 	if err := s.runPhases(afterPlan); err != nil {
 		return 0, err
@@ -104,11 +105,6 @@ func (s *setup) run(host *os.File) (int, error) {
 	tty, stdio := s.commandTerminal()
 	if tty != nil {
 		tty.FollowResizes() // pid 1 sends it SIGWINCH (JAIL_LINK_WINCH)
-	}
-	// Signals sent before the command exists stay pending in pid 1 until it is named; a host that
-	// forwards signals itself must catch them before then too.
-	if err := hostCatchesSignals(host); err != nil {
-		return 0, fail.New("wait for the host", "", err)
 	}
 	var pid int
 	var err error
@@ -162,9 +158,11 @@ func (s *setup) namespaces() wire.NSInodes {
 	return ns
 }
 
-// hostCatchesSignals returns once the host catches the signals it forwards to the command: it
-// closes the plan's pipe then (sendPlan). Before that such a signal would end jail instead of
-// reaching the command, so the command must not exist yet.
+// hostCatchesSignals returns once the host catches the signals it forwards to the command, and
+// its audit has walked what the run may write: it closes the plan's pipe then (sendPlan). Before
+// that such a signal would end jail instead of reaching the command, and the command's writes
+// would race the walk, so the command must not exist yet. Signals sent before the command exists
+// stay pending in pid 1 until it is named.
 func hostCatchesSignals(plan *os.File) error {
 	defer plan.Close()
 	_, err := io.Copy(io.Discard, plan)
