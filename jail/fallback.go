@@ -151,7 +151,7 @@ func (sb *sandbox) runRestricted(plan *fallbackPlan, bpf []byte, cmd fallbackCom
 	done := make(chan result)
 	// The thread also waits for the command, since Pdeathsig fires when the thread that forked
 	// it exits; jail stays, so the thread is not its leader.
-	restrict.GoRestricting(true, func() {
+	restrict.GoRestricting(func() {
 		proc, err := restrictAndStartFallback(sb.spec, plan, bpf, cmd, w, sb.obs)
 		if err != nil {
 			done <- result{fail.ExitSetup, err}

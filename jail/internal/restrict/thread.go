@@ -8,20 +8,20 @@ import (
 
 // GoRestricting runs f on a new goroutine locked to an OS thread for good: f restricts that
 // thread (capabilities, no_new_privs, Landlock, seccomp) and starts the command from it, and Go
-// ends the thread with the goroutine. offLeader keeps f off the thread-group leader, for a
-// process that stays while the command runs: Landlock scopes a signal by the domain of the
+// ends the thread with the goroutine. It is for a process that stays while the command runs, so
+// f never runs on the thread-group leader: Landlock scopes a signal by the domain of the
 // target's leader, so a restricted leader would put the process within the command's kill(2),
 // and Go never ends the leader, which would stay restricted in a process with work left to do.
-func GoRestricting(offLeader bool, f func()) {
+func GoRestricting(f func()) {
 	go func() {
 		runtime.LockOSThread()
-		if !offLeader || unix.Gettid() != unix.Getpid() {
+		if unix.Gettid() != unix.Getpid() {
 			f()
 			return
 		}
 		// On the leader: hold it until f's goroutine has locked a thread of its own.
 		locked := make(chan struct{})
-		GoRestricting(true, func() { close(locked); f() })
+		GoRestricting(func() { close(locked); f() })
 		<-locked
 		runtime.UnlockOSThread()
 	}()

@@ -52,7 +52,7 @@ func (s *setup) startRestricted(l launch) (int, error) {
 		err error
 	}
 	done := make(chan started)
-	restrict.GoRestricting(setupStays(s.cfg), func() {
+	restrict.GoRestricting(func() {
 		pid, err := s.restrictAndStart(l)
 		done <- started{pid, err}
 	})
