@@ -44,8 +44,8 @@ func startAudit(spec *plan.Spec) *unseen {
 	return &unseen{b: audit.Begin(grants, home, config), walked: make(chan struct{})}
 }
 
-// walk notes the sentinels (audit.Baseline.Walk). sendPlan runs it once the plan is sent, while
-// init builds the sandbox, and lets init start the command only after it: on the host's own
+// walk notes the sentinels (audit.Baseline.Walk). letStart runs it once init may mount on the
+// placeholders, while init builds the sandbox, and lets init start the command only after it: on the host's own
 // thread, where a goroutine started before the plan woke a second thread of the runtime for what
 // is, outside a large grant, a handful of system calls. Nil-safe.
 func (u *unseen) walk() {

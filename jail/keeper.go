@@ -152,6 +152,9 @@ func (k *Keeper) Start(spec *plan.Spec, opts Options) error {
 	log.Printf("host: send the plan")
 	b := wire.Marshal(&cfg)
 	_, err = k.plan.Write(append(binary.LittleEndian.AppendUint32(nil, uint32(len(b))), b...))
+	if err == nil {
+		err = wire.SendMade(k.plan, wire.Made{}) // made before the plan went: init waits for nothing
+	}
 	k.plan.Close() // no signals to catch first: nothing of create's reaches the sandbox
 	k.plan = nil
 	if err != nil {

@@ -80,7 +80,7 @@ func runObserved(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) 
 // waits.
 func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (int, error) {
 	// Signals are caught from here on (or since Prestart), in the background while init starts;
-	// sendPlan waits for them before it lets init start the command.
+	// letStart waits for them before it lets init start the command.
 	sb, signals, err := early.adopt(spec, stdio, obs.log())
 	if err != nil {
 		signals.stop()
@@ -111,15 +111,6 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 	}
 	defer sb.unpin()
 	sb.begin(spec, obs)
-	// The placeholders the protections sit on exist from here on, held until the sandbox is gone
-	// (package placeholder): released after sb.wait, or by jail's waiter once it has reaped init.
-	held, err := placeholder.Take(spec.Mounts)
-	if err != nil {
-		sb.abort()
-		return fail.ExitSetup, fail.New("protect", "", err)
-	}
-	defer held.Release()
-	aud := startAudit(spec) // audit.go: walked while init builds the sandbox
 	stderr := cmp.Or(stdio.Err, os.Stderr)
 	// Compiling the filter takes a millisecond or two: do it while init's runtime starts up.
 	bpf, err := restrict.CompileSeccomp(spec)
@@ -127,9 +118,20 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 		sb.abort()
 		return fail.ExitSetup, fail.New("compile seccomp filter", "", err)
 	}
-	leaves := eg == nil && gc == nil && sb.canLeave() && len(held.Files()) <= spawn.MaxHandOverFiles
-	sb.sendPlan(bpf, leaves, eg.sandboxEnd(), aud.walk)
+	sb.sendPlan(bpf, eg.sandboxEnd())
 	eg.sent()
+	// The placeholders the protections sit on exist from here on, held until the sandbox is gone
+	// (package placeholder): released after sb.wait, or by jail's waiter once it has reaped init.
+	// init builds the root meanwhile, up to the first mount on one, which waits for letStart.
+	held, err := placeholder.Take(spec.Mounts)
+	if err != nil {
+		sb.abort() // init made nothing outside its namespaces, which go with it
+		return fail.ExitSetup, fail.New("protect", "", err)
+	}
+	defer held.Release()
+	aud := startAudit(spec) // audit.go: after the placeholders, which move their directories' ctimes
+	leaves := eg == nil && gc == nil && sb.canLeave() && len(held.Files()) <= spawn.MaxHandOverFiles
+	sb.letStart(leaves, aud.walk)
 	if leaves {
 		obs.log().Printf("host: jail's waiter takes the sandbox from here")
 		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec), aud.file(stderr), held.Files())
@@ -158,7 +160,7 @@ func (sb *sandbox) abort() {
 // serve: the caller checks), and jail does not run under a seccomp filter already (a
 // container's, an agent harness's sandbox), where init's setup may well be refused: only the
 // host can name the cause, since init has neither the caller's environment nor its /proc. init
-// then prints its own error, if it has one (wire.Config.HostLeaves). Nor does it leave an
+// then prints its own error, if it has one (wire.Made.HostLeaves). Nor does it leave an
 // overlay workspace: the caller finishes the change set once the sandbox has ended (package
 // workspace), and holds its lock until then.
 func (sb *sandbox) canLeave() bool {
@@ -296,20 +298,30 @@ func closeOpened(given, opened tty.Stdio) {
 }
 
 // sendPlan sends init the Spec and the compiled seccomp program, its length first, with files
-// (wire.SendConfig), runs walk (the audit's; nil: none), and closes the socket once every forwarded signal
-// is caught here and the walk is done: init builds the sandbox meanwhile and waits for that before
-// it starts the command (hostCatchesSignals). Without jail's waiter (waiter.c), a signal that came earlier ended jail
-// (its default action) and init with it (Pdeathsig), before any command ran; the waiter holds
-// them until the host says where they go, and forwards them to an init it is the parent of
-// itself (the host catches none: uncaught).
-func (sb *sandbox) sendPlan(bpf []byte, hostLeaves bool, files []*os.File, walk func()) {
+// (wire.SendConfig). init builds the root from it at once, up to the first mount on a
+// placeholder, which the host makes meanwhile (letStart).
+func (sb *sandbox) sendPlan(bpf []byte, files []*os.File) {
 	opts := sb.obs.opts
 	cfg := wire.Config{Spec: sb.spec, BPF: bpf, Terminal: sb.term != nil, Observe: sb.obs.follows, SchedOther: spawn.Batched(),
-		Started: spawn.Started, Verbose: opts.Verbose, Quiet: opts.Quiet, Explain: opts.Explain, HostLeaves: hostLeaves}
+		Started: spawn.Started, Verbose: opts.Verbose, Quiet: opts.Quiet, Explain: opts.Explain}
 	sb.obs.log().Printf("host: send the plan")
 	if err := wire.SendConfig(sb.plan, wire.Marshal(&cfg), files); err != nil {
 		// init died before reading its plan: its report or exit status says why.
 		sb.obs.log().Printf("host: send plan: %s", err)
+	}
+}
+
+// letStart tells init that the placeholders are made and whether the host leaves (wire.Made),
+// runs walk (the audit's; nil: none), and closes the socket once every forwarded signal is caught
+// here and the walk is done: init builds the sandbox meanwhile and waits for that before it
+// starts the command (hostCatchesSignals). Without jail's waiter (waiter.c), a signal that came
+// earlier ended jail (its default action) and init with it (Pdeathsig), before any command ran;
+// the waiter holds them until the host says where they go, and forwards them to an init it is
+// the parent of itself (the host catches none: uncaught).
+func (sb *sandbox) letStart(hostLeaves bool, walk func()) {
+	sb.obs.log().Printf("host: the placeholders are made")
+	if err := wire.SendMade(sb.plan, wire.Made{HostLeaves: hostLeaves}); err != nil {
+		sb.obs.log().Printf("host: send to init: %s", err) // init is gone: its report or exit status says why
 	}
 	if walk != nil {
 		walk()

@@ -618,7 +618,8 @@ func TestInitRefusesPlanForOtherNamespaces(t *testing.T) {
 	}
 	defer sb.unpin()
 	sb.begin(spec, &observer{spec: spec})
-	sb.sendPlan(nil, false, nil, nil)
+	sb.sendPlan(nil, nil)
+	sb.letStart(false, nil)
 	status, err := sb.wait()
 	if status != fail.ExitSetup || err == nil || !strings.Contains(err.Error(), "the plan's namespaces are not init's") {
 		t.Errorf("status %d, err %v; want init to refuse the plan", status, err)

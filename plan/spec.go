@@ -1,5 +1,7 @@
 package plan
 
+import "strings"
+
 // Spec is the resolved plan: one plain, JSON-able value holding everything the launcher needs to
 // build the sandbox. Every path in it is absolute and already resolved on the host; every variable
 // is expanded; every optional path that does not exist is gone. The launcher executes a Spec, it
@@ -95,6 +97,23 @@ type Mount struct {
 	// holds them, or Git.Import.Dir).
 	Upper string `json:"upper,omitempty"`
 	Work  string `json:"work,omitempty"`
+}
+
+// OnPlaceholder says the host makes mounts[i]'s target before the setup mounts there, whenever it
+// is missing then: a protected path, or a directory pinned above one, outside every overlay (the
+// setup makes those in the overlay's own layer). The host holds them for the run, and makes them
+// while the setup builds what comes before (package placeholder).
+func OnPlaceholder(mounts []Mount, i int) bool {
+	m := mounts[i]
+	if m.Kind != MountProtect && !(m.Kind == MountBind && m.Create) {
+		return false
+	}
+	for _, o := range mounts {
+		if o.Kind == MountOverlay && strings.HasPrefix(m.Target, o.Target+"/") {
+			return false
+		}
+	}
+	return true
 }
 
 // WorkspaceOverlay returns the overlay workspace's mount, the overlay at the working directory

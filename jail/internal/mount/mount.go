@@ -21,12 +21,22 @@ import (
 // mount_setattr that only sets MOUNT_ATTR_RDONLY, so the flags the kernel locks in a user
 // namespace (nosuid, nodev, noexec, atime) stay as they were, and only then attached: it is
 // never visible writable, and no mountinfo has to be read.
-func SetupRoot(spec *plan.Spec, r *Roots, log verbose.Log) error {
+//
+// made, unless nil, waits until the host has made the placeholders: it is called once, before the
+// first op that mounts on one (plan.OnPlaceholder), and its error ends the setup as it is.
+func SetupRoot(spec *plan.Spec, r *Roots, log verbose.Log, made func() error) error {
 	r.home = envValue(spec.Env, "HOME")
 	r.allowWeaker = spec.AllowWeaker
 	r.mounts = spec.Mounts
 	r.storeSize = spec.Limits.Tmpfs
-	for _, m := range spec.Mounts {
+	for i, m := range spec.Mounts {
+		if made != nil && plan.OnPlaceholder(spec.Mounts, i) {
+			if err := made(); err != nil {
+				r.close()
+				return err
+			}
+			made = nil
+		}
 		log.Printf("%s %s", m.Kind, Object(m))
 		mnt, err := r.apply(m)
 		if err == nil && r.exposed(m) {

@@ -55,7 +55,10 @@ type mountScenario struct {
 	Submount string    // host directory stage 1 mounts a locked tmpfs on ("" for none)
 	Spec     plan.Spec // the plan
 	Verbose  bool      // SetupRoot logs each op
-	Checks   []string  // names in mountChecks, run inside after SetupRoot
+	// Made are host paths SetupRoot's made makes, as sockets, as the host makes placeholders
+	// while the setup builds what comes before them; nil: made is nil.
+	Made   []string
+	Checks []string // names in mountChecks, run inside after SetupRoot
 }
 
 // Results reported by stage 2, one per line.
@@ -177,7 +180,7 @@ func mountStage2() int {
 	start := time.Now()
 	r, err := OpenRoots()
 	if err == nil {
-		err = SetupRoot(&sc.Spec, r, verbose.New(sc.Verbose, 0))
+		err = SetupRoot(&sc.Spec, r, verbose.New(sc.Verbose, 0), hostMakes(r, sc.Made))
 	}
 	took := time.Since(start)
 	if err != nil {
@@ -202,6 +205,23 @@ func mountStage2() int {
 		fmt.Printf("%s%s\t%s\n", lineCheck, name, strings.ReplaceAll(res, "\n", " "))
 	}
 	return 0
+}
+
+// hostMakes is SetupRoot's made for a scenario: it says so on stderr, among the verbose lines,
+// and makes paths on the host's tree, as the host makes its placeholders. Nil without paths.
+func hostMakes(r *Roots, paths []string) func() error {
+	if paths == nil {
+		return nil
+	}
+	return func() error {
+		fmt.Fprintln(os.Stderr, "jail: made")
+		for _, p := range paths {
+			if err := unix.Mknodat(r.host, p[1:], unix.S_IFSOCK|0o644, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // newFixture makes the host files the scenarios bind, under a physical temporary path.
@@ -275,13 +295,7 @@ func TestSetupRoot(t *testing.T) {
 		for _, m := range sc.Spec.Mounts {
 			want = append(want, fmt.Sprintf("jail: %s %s", m.Kind, Object(m)))
 		}
-		got := strings.Split(strings.TrimSpace(run.stderr), "\n")
-		for i, line := range got {
-			got[i] = lineTime.ReplaceAllString(line, "")
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("stderr:\n%s\nwant:\n%s", run.stderr, strings.Join(want, "\n"))
-		}
+		wantLog(t, run.stderr, want)
 	})
 	// What the sandbox did to the host through its grants.
 	t.Run("host sees the write through the bind", func(t *testing.T) {
@@ -306,6 +320,52 @@ func TestSetupRoot(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSetupRootWaitsForPlaceholders checks that SetupRoot calls made once, after the ops before
+// the first protection of a missing path and before that one, which then sits on what made made.
+func TestSetupRootWaitsForPlaceholders(t *testing.T) {
+	f := newFixture(t)
+	rw := rwDir(f)
+	missing := func(name string) plan.Mount {
+		return plan.Mount{Kind: plan.MountProtect, Source: rw + "/" + name, Target: rw + "/" + name, Create: true}
+	}
+	sc := mountScenario{
+		Fixture: f,
+		Verbose: true,
+		Made:    []string{rw + "/.envrc", rw + "/.mcp.json"},
+		Spec: plan.Spec{Limits: plan.Limits{Tmpfs: 1 << 20}, Mounts: []plan.Mount{
+			{Kind: plan.MountTmpfs, Target: "/tmp"},
+			{Kind: plan.MountBind, Source: rw, Target: rw},
+			{Kind: plan.MountProtect, Source: rw + "/.git/config", Target: rw + "/.git/config"},
+			missing(".envrc"),
+			missing(".mcp.json"),
+			{Kind: plan.MountTmpfs, Target: "/var/tmp"},
+		}},
+	}
+	run := runChecks(t, sc, map[string]func(string) error{
+		"missing protected file cannot be created": mountChecks["missing protected file cannot be created"],
+	})
+	var want []string
+	for i, m := range sc.Spec.Mounts {
+		if i == 2 { // the first protection: the host holds even one of a path that exists
+			want = append(want, "jail: made")
+		}
+		want = append(want, fmt.Sprintf("jail: %s %s", m.Kind, Object(m)))
+	}
+	wantLog(t, run.stderr, want)
+}
+
+// wantLog fails t unless the verbose log stderr is the lines want, times aside.
+func wantLog(t *testing.T, stderr string, want []string) {
+	t.Helper()
+	got := strings.Split(strings.TrimSpace(stderr), "\n")
+	for i, line := range got {
+		got[i] = lineTime.ReplaceAllString(line, "")
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, strings.Join(want, "\n"))
+	}
 }
 
 // TestSetupRootRefusesSymlinks plants a symlink where an op's target (or a bind's source) lies

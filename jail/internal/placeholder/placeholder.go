@@ -36,7 +36,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -68,8 +67,8 @@ func Take(mounts []plan.Mount) (*Claim, error) {
 	// and removes pile those up: nine sockets made and removed cost about 1 ms of CPU, one socket
 	// and eight links to it 0.15 ms (a C loop, in a benchmark's repository).
 	sockets := map[int]*spawn.PlaceholderRecord{}
-	for _, m := range mounts {
-		if m.Kind != plan.MountProtect && !(m.Kind == plan.MountBind && m.Create) || beneathOverlay(mounts, m.Target) {
+	for i, m := range mounts {
+		if !plan.OnPlaceholder(mounts, i) {
 			continue
 		}
 		if stateDir == nil {
@@ -102,16 +101,6 @@ func Take(mounts []plan.Mount) (*Claim, error) {
 		}
 	}
 	return c, nil
-}
-
-// beneathOverlay says whether target lies inside an overlay of mounts.
-func beneathOverlay(mounts []plan.Mount, target string) bool {
-	for _, m := range mounts {
-		if m.Kind == plan.MountOverlay && strings.HasPrefix(target, m.Target+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // Files are the descriptors of the hold, for jail's waiter to release (spawn.Waiter.HandOver).

@@ -131,7 +131,14 @@ func (s *setup) ownNetwork() bool { return s.ns&unix.CLONE_NEWNET != 0 }
 // watches (mount/watch.go); it says so when /proc had to be the container's.
 func (s *setup) buildRoot() error {
 	s.roots.WatchErr(s.p1.CanWatch())
-	if err := mount.SetupRoot(s.spec, s.roots, s.log); err != nil {
+	made := func() error {
+		s.log.Printf("init: wait for the host's placeholders")
+		if err := awaitMade(s.host); err != nil {
+			return fail.New("wait for the host's placeholders", "", err)
+		}
+		return nil
+	}
+	if err := mount.SetupRoot(s.spec, s.roots, s.log, made); err != nil {
 		return err
 	}
 	ws := make([]spawn.Watched, len(s.roots.Watched))

@@ -37,27 +37,31 @@ func Run() (status int) {
 		return sendReport(fail.New("read sandbox plan", "", err))
 	}
 	s, preErr := prepare(ns)
-	// The plan comes even after a failed prelude: it says whether the host stays to print the
-	// error, or leaves (and would drop one written to it meanwhile, unread).
-	cfg, files, err := wire.ReadConfig(host)
+	cfg, files, err := wire.ReadConfig(host) // it comes even after a failed prelude
+	report := sendReport
 	if err == nil {
-		hostLeft = cfg.HostLeaves
+		// The host's word once it made the placeholders says whether it stays to print an
+		// error, or leaves (and would drop one written to it meanwhile, unread).
+		report = func(e *fail.Error) int {
+			awaitMade(host) // unless the setup failed after it
+			return sendReport(e)
+		}
 	}
 	switch {
 	case preErr != nil:
-		return sendReport(fail.New("sandbox init", "", preErr))
+		return report(fail.New("sandbox init", "", preErr))
 	case err != nil:
-		return sendReport(fail.New("read sandbox plan", "", err))
+		return report(fail.New("read sandbox plan", "", err))
 	}
 	s.cfg, s.spec, s.files, s.log = cfg, cfg.Spec, files, verbose.New(cfg.Verbose, cfg.Started)
 	s.logPrelude()
 	if ns, _ := wire.CloneFlags(s.spec.Namespaces); ns != s.ns {
-		return sendReport(&fail.Error{Op: "read sandbox plan", Detail: "the plan's namespaces are not init's", Exit: fail.ExitSetup})
+		return report(&fail.Error{Op: "read sandbox plan", Detail: "the plan's namespaces are not init's", Exit: fail.ExitSetup})
 	}
 	s.p1, s.host = p1, host
 	status, err = s.run()
 	if err != nil {
-		return sendReport(fail.New("setup", "", err))
+		return report(fail.New("setup", "", err))
 	}
 	return status
 }
@@ -159,19 +163,36 @@ func (s *setup) namespaces() wire.NSInodes {
 }
 
 // hostCatchesSignals returns once the host catches the signals it forwards to the command, and
-// its audit has walked what the run may write: it closes the plan's pipe then (sendPlan). Before
+// its audit has walked what the run may write: it closes the plan's pipe then (letStart). Before
 // that such a signal would end jail instead of reaching the command, and the command's writes
 // would race the walk, so the command must not exist yet. Signals sent before the command exists
 // stay pending in pid 1 until it is named.
 func hostCatchesSignals(plan *os.File) error {
 	defer plan.Close()
-	_, err := io.Copy(io.Discard, plan)
+	err := awaitMade(plan) // a plan with no placeholders: the setup waited for nothing before
+	if err == nil {
+		_, err = io.Copy(io.Discard, plan)
+	}
 	return err
 }
 
-// hostLeft says the host left the sandbox to jail's waiter once it sent the plan
-// (wire.Config.HostLeaves).
-var hostLeft bool
+// awaitMade waits for the host's wire.Made, once: the placeholders the plan's protections sit
+// on exist from then on (the host makes them after it sent the plan), and it says whether the
+// host leaves (hostLeft). Later calls return nil.
+func awaitMade(host *os.File) error {
+	if madeRead {
+		return nil
+	}
+	madeRead = true
+	m, err := wire.ReceiveMade(host)
+	hostLeft = m.HostLeaves
+	return err
+}
+
+var (
+	madeRead bool // awaitMade has read wire.Made, or failed to
+	hostLeft bool // the host left the sandbox to jail's waiter once it made the placeholders (wire.Made.HostLeaves)
+)
 
 // sendReport sends e to the host, or prints it as the host would when the host has left (or is
 // gone: a plan init could not read may have been its last word), and returns the status init

@@ -15,7 +15,8 @@ import (
 // The init's inherited descriptors, beyond stdio.
 const (
 	// ConfigFd is a unix stream socket, host → init: its namespaces, Config (encoding.go) after
-	// its length, with the descriptors the plan needs (SendConfig), then EOF.
+	// its length, with the descriptors the plan needs (SendConfig), then Made once the host has
+	// made the placeholders (SendMade), then EOF.
 	ConfigFd = 3
 	ReportFd = 4 // init → host: an *Error as JSON when setup fails; close-on-exec for the command
 )
@@ -41,9 +42,6 @@ type Config struct {
 	// -q's single notice lines, and --explain's listener. They change what jail says about the
 	// run, not the sandbox.
 	Verbose, Quiet, Explain bool
-	// HostLeaves says the host hands the sandbox to jail's waiter once it has sent the plan
-	// (sandbox.canLeave): init prints its own error, as the host would have.
-	HostLeaves bool
 	// Spawner says the sandbox is a persistent one: its command is the spawner (spawn/spawner.c),
 	// jail's own binary, which starts every command later asked of it. init's stdin is the
 	// keeper's channel to it. init tells the host when it runs (Message.Started).
@@ -163,6 +161,38 @@ func planFiles(oob []byte) ([]*os.File, error) {
 		}
 	}
 	return files, nil
+}
+
+// Made is what the host says once the placeholders the plan's protections sit on exist (package
+// placeholder): it sends the plan before it makes them, and the setup builds the root up to the
+// first mount on one (plan.OnPlaceholder) meanwhile, then waits for this.
+type Made struct {
+	// HostLeaves says the host hands the sandbox to jail's waiter from here (sandbox.canLeave):
+	// init prints its own error, as the host would have.
+	HostLeaves bool
+}
+
+// SendMade sends init m, after the plan. An error means init is gone: its report or exit status
+// says why.
+func SendMade(plan *os.File, m Made) error {
+	b := []byte{0}
+	if m.HostLeaves {
+		b[0] = 1
+	}
+	_, err := plan.Write(b)
+	return err
+}
+
+// ReceiveMade reads what SendMade sent.
+func ReceiveMade(host io.Reader) (Made, error) {
+	var b [1]byte
+	if _, err := io.ReadFull(host, b[:]); err != nil {
+		return Made{}, err
+	}
+	if b[0] > 1 {
+		return Made{}, errors.New("not a placeholders message")
+	}
+	return Made{HostLeaves: b[0] == 1}, nil
 }
 
 // SendNamespaces sends init the clone flags of the namespaces it was started in, ahead of its
