@@ -130,6 +130,27 @@ func TestPlaceholdersLeaveNoTrace(t *testing.T) {
 	}
 }
 
+// TestPlaceholdersRefusedEndTheRun: when the host cannot make the placeholders (here its state
+// directory, where their records go, is open to others), the run ends with that one error and
+// 125, the command never runs and the tree is as it was, although the plan went to init before
+// the host tried: init, building the root meanwhile, waits for them at the first protection.
+func TestPlaceholdersRefusedEndTheRun(t *testing.T) {
+	proj, _ := project(t)
+	before := hostView(t, proj)
+	state := t.TempDir()
+	if err := os.Chmod(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runJailWith(t, runOpts{dir: proj, env: []string{"JAIL_RUNTIME_DIR=" + state}}, "--", "sh", "-c", "touch ran; echo ran")
+	if code != exitFailure || out != "" || !strings.HasPrefix(errOut, "jail: protect: placeholders: state directory ") ||
+		strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 125 and the placeholders' error alone", code, out, errOut)
+	}
+	if after := hostView(t, proj); after != before {
+		t.Errorf("the tree changed:\n%s\nwas:\n%s", after, before)
+	}
+}
+
 // TestPlaceholdersSharedByTwoSandboxes: two sandboxes in one directory, one ending while the
 // other runs, in either order. The first to end leaves the placeholders the other's protections
 // sit on (it keeps trying to plant .vscode/tasks.json and .envrc, and fails), and once the last
