@@ -19,6 +19,7 @@ import (
 	"github.com/jail-sandbox/jail/jail/internal/userns"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/plan"
+	"github.com/jail-sandbox/jail/workspace"
 )
 
 // Status is how a doctor check came out.
@@ -293,7 +294,7 @@ func checkOverlay(spec *plan.Spec, t *trial) Check {
 		c.Status, c.Detail = StatusWarn, "not probed: "+err.Error()
 		return c
 	}
-	defer os.RemoveAll(dir)
+	defer workspace.RemoveTree(dir) // overlayfs leaves work/work mode 0
 	for _, d := range []string{"lower", "upper", "work"} {
 		os.Mkdir(filepath.Join(dir, d), 0o700)
 	}

@@ -3,6 +3,7 @@ package jail
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -24,6 +25,18 @@ func TestDoctorChecksEveryCapability(t *testing.T) {
 	want := "kernel,container,user namespaces,sandbox,overlay,landlock,seccomp"
 	if got := strings.Join(names, ","); got != want {
 		t.Errorf("checks %q, want %q", got, want)
+	}
+}
+
+// TestDoctorLeavesNothing checks that the doctor's probes remove what they make: overlayfs
+// leaves its work directory's own subdirectory mode 0, which only root could remove as it was.
+func TestDoctorLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	Doctor(testSpec("true"))
+	left, _ := filepath.Glob(filepath.Join(tmp, "jail-doctor-*"))
+	if len(left) > 0 {
+		t.Errorf("the doctor left %v", left)
 	}
 }
 

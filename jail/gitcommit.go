@@ -3,13 +3,13 @@ package jail
 import (
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/jail-sandbox/jail/jail/internal/fail"
 	"github.com/jail-sandbox/jail/jail/internal/gitimport"
 	"github.com/jail-sandbox/jail/plan"
+	"github.com/jail-sandbox/jail/workspace"
 )
 
 // gitCommit is the host side of git commit mode (plan.GitImport): the directory holding the
@@ -34,7 +34,7 @@ func startGitCommit(spec *plan.Spec, opts Options) (*gitCommit, error) {
 	}
 	for _, sub := range []string{"upper", "work"} {
 		if err := os.Mkdir(filepath.Join(dir, sub), 0o700); err != nil {
-			removeAll(dir)
+			workspace.RemoveTree(dir)
 			return nil, fail.New("create git import directory", dir, err)
 		}
 	}
@@ -68,25 +68,13 @@ func (c *gitCommit) finish(stderr io.Writer) {
 				r.Name, r.As, r.Oid, r.As)
 		}
 	}
-	removeAll(c.git.Import.Dir)
+	workspace.RemoveTree(c.git.Import.Dir)
 }
 
 // close removes the directory of a run that ended before its command did (jail's own error);
 // after finish it does nothing.
 func (c *gitCommit) close() {
 	if c != nil && !c.finished {
-		removeAll(c.git.Import.Dir)
+		workspace.RemoveTree(c.git.Import.Dir)
 	}
-}
-
-// removeAll removes dir, making its directories writable first: overlayfs leaves its work
-// directory's own subdirectory with mode 000.
-func removeAll(dir string) {
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	os.RemoveAll(dir)
 }

@@ -72,7 +72,7 @@ func (cs *ChangeSet) Apply(opt ApplyOptions) (*Applied, error) {
 	}
 	if err == nil {
 		if left, cerr := cs.Changes(); cerr == nil && len(left) == 0 && cs.removable() {
-			res.Removed = removeTree(cs.Dir) == nil
+			res.Removed = RemoveTree(cs.Dir) == nil
 		}
 	}
 	return res, err
@@ -226,7 +226,7 @@ func (cs *ChangeSet) remove() error {
 		}
 		defer unlock()
 	}
-	if err := removeTree(cs.Dir); err != nil {
+	if err := RemoveTree(cs.Dir); err != nil {
 		return fmt.Errorf("discard change set %s: %w", cs.ID, err)
 	}
 	return nil

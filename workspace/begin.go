@@ -48,7 +48,7 @@ func Begin(spec *plan.Spec) (*Run, error) {
 	err = r.create(spec, m, tree.Mode().Perm())
 	if err != nil {
 		r.release()
-		removeTree(dir)
+		RemoveTree(dir)
 		return nil, fmt.Errorf("create change set %s: %w", cs.ID, err)
 	}
 	return r, nil
@@ -98,10 +98,10 @@ func (cs *ChangeSet) finish(status *int) (int, error) {
 	// overlayfs's scratch directory, which it leaves mode 0: nothing in it outlives the mount,
 	// and left there it would stop an ordinary rm -r of the store.
 	_, work := Layout(cs.Dir)
-	removeTree(filepath.Join(work, "work"))
+	RemoveTree(filepath.Join(work, "work"))
 	changes, err := cs.Changes()
 	if err == nil && len(changes) == 0 {
-		return 0, removeTree(cs.Dir) // under the lock
+		return 0, RemoveTree(cs.Dir) // under the lock
 	}
 	now := time.Now().UTC()
 	cs.Manifest.Ended, cs.Manifest.Status = &now, status
@@ -128,7 +128,7 @@ func (r *Run) Handed() { r.release() }
 
 // Abandon removes the change set of a sandbox that was never made.
 func (r *Run) Abandon() {
-	removeTree(r.ChangeSet.Dir)
+	RemoveTree(r.ChangeSet.Dir)
 	r.release()
 }
 

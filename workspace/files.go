@@ -123,10 +123,10 @@ func listXattr(path string) ([]string, error) {
 	}
 }
 
-// removeTree removes a change set's directory. The command may have left directories without
-// write or search permission, and overlayfs leaves its work directory mode 0: those are opened
-// up first.
-func removeTree(path string) error {
+// RemoveTree removes a change set's directory, or any directory an overlay used. The command may
+// have left directories without write or search permission, and overlayfs leaves its work
+// directory's own subdirectory mode 0: those are opened up first.
+func RemoveTree(path string) error {
 	if err := os.RemoveAll(path); err == nil {
 		return nil
 	}
