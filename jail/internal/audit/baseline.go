@@ -21,6 +21,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -98,7 +99,33 @@ type Sentinel struct {
 	Ino   uint64
 	Ctime stamp
 	Dir   bool
-	Names []string
+	Names string // each NUL-ended: as the kept walk holds them, so that a walk from it copies none
+}
+
+// holds says whether the directory s held name at the walk.
+func (s *Sentinel) holds(name string) bool {
+	for n := range nulEnded(s.Names) {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// nulEnded are the NUL-ended strings of block, in order.
+func nulEnded(block string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for block != "" {
+			i := strings.IndexByte(block, 0)
+			if i < 0 {
+				i = len(block) - 1 // not NUL-ended: the last byte is lost, as a NUL would be
+			}
+			if !yield(block[:i]) {
+				return
+			}
+			block = block[i+1:]
+		}
+	}
 }
 
 // stamp is a ctime.
@@ -143,12 +170,11 @@ func (b *Baseline) Walk() {
 		b.places = append(b.places, p)
 		t := p.tree(b.Home, b.Config)
 		d := openGrant(g)
-		w := newWalker(b, t, d)
+		w := newWalker(b, t, d, true)
 		w.start()
 		if w.stale { // an ignore file appeared where the cache did not know one: walk afresh
 			b.Sentinels = b.Sentinels[:w.from]
-			w = newWalker(b, t, d)
-			w.cache = nil
+			w = newWalker(b, t, d, false)
 			w.start()
 		}
 		w.save()
@@ -161,13 +187,13 @@ func (w *walker) start() {
 	t, g := w.t, w.grant.path
 	switch {
 	case t.gitDirItself:
-		w.visit(filepath.Join(g, "info"), true)
+		w.visit(g, "info", true)
 	case t.ig == nil:
-		w.visit(g, true) // outside a repository: git shows none of it
+		w.visit(g, "", true) // outside a repository: git shows none of it
 	case g != t.ig.top && t.ig.ignoredPath(t.ig.rel(g), true) != "":
-		w.visit(g, true) // the grant lies in an ignored directory
+		w.visit(g, "", true) // the grant lies in an ignored directory
 	default:
-		w.visit(g, false)
+		w.visit(g, "", false)
 	}
 }
 
@@ -290,10 +316,7 @@ func (b *Baseline) Encode() []byte {
 		size += len(p.top) + len(p.gitDir) + 4
 	}
 	for _, s := range b.Sentinels {
-		size += len(s.Path) + 48
-		for _, n := range s.Names {
-			size += len(n) + 2
-		}
+		size += len(s.Path) + 48 + len(s.Names) + strings.Count(s.Names, "\x00") // each name a kind byte more
 	}
 	out := make([]byte, 0, size)
 	out = binary.NativeEndian.AppendUint64(out, uint64(b.Start.sec))
@@ -328,7 +351,7 @@ func (b *Baseline) Encode() []byte {
 		out = append(out, ' ')
 		out = strconv.AppendUint(out, uint64(s.Ctime.nsec), 10)
 		out = append(append(append(out, ' '), s.Path...), 0)
-		for _, n := range s.Names {
+		for n := range nulEnded(s.Names) {
 			entry('n', n)
 		}
 	}
@@ -341,12 +364,29 @@ func Decode(data []byte) (*Baseline, error) {
 		return nil, errors.New("audit baseline: too short")
 	}
 	b := &Baseline{Start: stamp{int64(binary.NativeEndian.Uint64(data)), uint32(binary.NativeEndian.Uint64(data[8:]))}}
+	var names []byte // the last directory's, NUL-ended
+	endNames := func() {
+		if len(names) > 0 {
+			b.Sentinels[len(b.Sentinels)-1].Names = string(names)
+			names = names[:0]
+		}
+	}
 	for rest := data[16:]; len(rest) > 1; {
 		end := bytes.IndexByte(rest, 0)
 		if end < 1 {
 			return nil, errors.New("audit baseline: an entry without its end")
 		}
-		kind, text := rest[0], string(rest[1:end])
+		kind := rest[0]
+		if kind == 'n' {
+			if len(b.Sentinels) == 0 {
+				return nil, errors.New("audit baseline: a name before its directory")
+			}
+			names = append(names, rest[1:end+1]...)
+			rest = rest[end+1:]
+			continue
+		}
+		endNames()
+		text := string(rest[1:end])
 		rest = rest[end+1:]
 		switch kind {
 		case 'S', 'D':
@@ -358,12 +398,6 @@ func Decode(data []byte) (*Baseline, error) {
 			sec, _ := strconv.ParseInt(f[1], 10, 64)
 			nsec, _ := strconv.ParseUint(f[2], 10, 32)
 			b.Sentinels = append(b.Sentinels, Sentinel{Path: f[3], Ino: ino, Ctime: stamp{sec, uint32(nsec)}, Dir: kind == 'D'})
-		case 'n':
-			if len(b.Sentinels) == 0 {
-				return nil, errors.New("audit baseline: a name before its directory")
-			}
-			last := &b.Sentinels[len(b.Sentinels)-1]
-			last.Names = append(last.Names, text)
 		case 'G':
 			b.Grants = append(b.Grants, text)
 		case 'W':
@@ -390,5 +424,6 @@ func Decode(data []byte) (*Baseline, error) {
 			b.stdio = append(b.stdio, f)
 		}
 	}
+	endNames()
 	return b, nil
 }

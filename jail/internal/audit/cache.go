@@ -3,12 +3,11 @@ package audit
 import (
 	"bytes"
 	"hash/fnv"
-	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -20,21 +19,18 @@ import (
 // kept in jail's state directory (package state), with the ignore files' ctimes: one that
 // changed makes git ignore other things, and the whole walk is done afresh.
 
-// dirRecord is what a walk saw of one directory: its inode and ctime before it was listed, whether
-// it lies in an ignored tree (then all of it is a sentinel), the names it held, the sentinel
-// files in it, and its subdirectories.
+// dirRecord is what a walk saw of one directory: its path, its inode and ctime before it was
+// listed, whether it lies in an ignored tree (then all of it is a sentinel), the names it held, the
+// sentinel files in it, and its subdirectories. Lists are NUL-ended names in one string, as the
+// kept walk holds them: a record read from it is slices of the file, copied nowhere.
 type dirRecord struct {
+	path    string
 	ino     uint64
 	ctime   stamp
 	ignored bool
-	names   []string
-	files   []string
-	subdirs []subdir
-}
-
-type subdir struct {
-	name    string
-	ignored bool
+	names   string
+	files   string
+	subdirs string // each name after a byte: '1' when it lies in an ignored tree, '0' when not
 }
 
 // ctimeOf is p's ctime; ok is false when p is gone (the ignore files' record: gone is a state).
@@ -47,64 +43,78 @@ func ctimeOf(p string) (stamp, bool) {
 type walker struct {
 	b        *Baseline
 	t        tree
-	grant    grantDir   // to statx its sentinels from
-	cache    *walkCache // what the last walk saw; nil: none
-	seen     *walkCache // what this walk sees
-	relisted int        // directories listed afresh, the cache's being out of date
-	stale    bool       // an ignore file is not the cache's: start again without it
-	from     int        // len(b.Sentinels) when this grant's walk began
+	grant    grantDir         // to statx its sentinels from
+	cache    *walkCache       // what the last walk saw; nil: none
+	ignores  map[string]stamp // every ignore file this walk read, by path (zero: missing)
+	visited  []*dirRecord     // what this walk saw, in the order it visited the directories
+	relisted int              // directories listed afresh, the cache's being out of date
+	stale    bool             // an ignore file is not the cache's: start again without it
+	from     int              // len(b.Sentinels) when this grant's walk began
 }
 
+// walkCache is a walk kept in the state directory.
 type walkCache struct {
-	ignores map[string]stamp // every ignore file read, by path (zero: missing)
-	dirs    map[string]*dirRecord
+	ignores map[string]stamp
+	dirs    []dirRecord    // in the order the walk visited them: each directory before its subdirectories
+	next    int            // the record of the directory the walk most likely visits next
+	index   map[string]int // dirs by path, made when the walk first visits another
 }
 
-func newWalker(b *Baseline, t tree, d grantDir) *walker {
-	w := &walker{b: b, t: t, grant: d, from: len(b.Sentinels),
-		seen: &walkCache{ignores: map[string]stamp{}, dirs: map[string]*dirRecord{}}}
-	w.cache = loadCache(d.path)
-	if w.cache != nil {
-		for p, st := range w.cache.ignores {
-			if now, _ := ctimeOf(p); now != st {
-				w.cache = nil
-				break
-			}
-		}
-	}
+// newWalker is a walker of the grant d, from its kept walk when kept is true and the ignore files
+// are as the kept walk saw them.
+func newWalker(b *Baseline, t tree, d grantDir, kept bool) *walker {
+	w := &walker{b: b, t: t, grant: d, from: len(b.Sentinels), ignores: map[string]stamp{}}
 	if t.ig != nil {
 		for _, p := range t.ig.files {
-			st, _ := ctimeOf(p)
-			w.seen.ignores[p] = st
+			w.ignores[p], _ = ctimeOf(p)
 		}
+	}
+	if kept {
+		w.cache = loadCache(d.path)
+	}
+	if w.cache != nil {
+		for p, st := range w.cache.ignores {
+			now, ok := w.ignores[p]
+			if !ok {
+				now, _ = ctimeOf(p)
+			}
+			if now != st {
+				w.cache = nil
+				return w
+			}
+		}
+		b.Sentinels = slices.Grow(b.Sentinels, len(w.cache.dirs)+16)
 	}
 	return w
 }
 
-// visit adds the sentinels of dir: itself, with its names, and, in an ignored tree, everything in
-// it; elsewhere its ignored files and directories, its ignore file and what runs unasked.
-func (w *walker) visit(dir string, ignored bool) {
-	ino, ct, isDir, ok := w.grant.identity(dir)
+// visit adds the sentinels of the directory name in dir (dir itself when name is empty): itself,
+// with its names, and, in an ignored tree, everything in it; elsewhere its ignored files and
+// directories, its ignore file and what runs unasked.
+func (w *walker) visit(dir, name string, ignored bool) {
+	r, p := w.cache.find(dir, name)
+	ino, ct, isDir, ok := w.grant.identity(p)
 	if !ok || !isDir || w.b.Partial {
 		return
 	}
-	r := w.cache.dir(dir)
 	if r == nil || r.ino != ino || r.ctime != ct || r.ignored != ignored {
 		w.relisted++
-		if r = w.list(dir, ino, ct, ignored); r == nil {
+		if r = w.list(p, ino, ct, ignored); r == nil {
 			return
 		}
 	}
-	w.seen.dirs[dir] = r
-	w.b.add(Sentinel{Path: dir, Ino: ino, Ctime: ct, Dir: true, Names: r.names})
-	for _, f := range r.files {
-		p := filepath.Join(dir, f)
-		if ino, ct, _, ok := w.grant.identity(p); ok && !w.b.isStdio(p, ino) {
-			w.b.add(Sentinel{Path: p, Ino: ino, Ctime: ct})
+	w.visited = append(w.visited, r)
+	w.b.add(Sentinel{Path: p, Ino: ino, Ctime: ct, Dir: true, Names: r.names})
+	for f := range nulEnded(r.files) {
+		fp := join(p, f)
+		if ino, ct, _, ok := w.grant.identity(fp); ok && !w.b.isStdio(fp, ino) {
+			w.b.add(Sentinel{Path: fp, Ino: ino, Ctime: ct})
 		}
 	}
-	for _, d := range r.subdirs {
-		w.visit(filepath.Join(dir, d.name), d.ignored)
+	for d := range nulEnded(r.subdirs) {
+		if len(d) > 1 { // a name after its byte: anything shorter is no record of this walk's
+			w.visit(p, d[1:], d[0] == '1')
+		}
 	}
 }
 
@@ -114,69 +124,137 @@ func (w *walker) list(dir string, ino uint64, ct stamp, ignored bool) *dirRecord
 	if err != nil {
 		return nil
 	}
-	r := &dirRecord{ino: ino, ctime: ct, ignored: ignored}
 	ig := w.t.ig
 	if !ignored {
-		gitignore := filepath.Join(dir, ".gitignore")
-		if slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == ".gitignore" }) {
-			st, _ := ctimeOf(gitignore)
-			w.seen.ignores[gitignore] = st
-			if w.cache != nil && w.cache.ignores[gitignore] != st {
-				w.stale = true
-			}
+		if gitignore := join(dir, ".gitignore"); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == ".gitignore" }) {
+			st, _ := ctimeOf(gitignore) // before it is read, below
+			w.readIgnore(gitignore, st)
 		} else {
 			ig.noIgnoreFile(ig.rel(dir)) // no need to try to open it
 		}
 	}
+	var names, files, subdirs strings.Builder
+	add := func(name string, isDir, ignored bool) { // a file as a sentinel, a directory to visit
+		list := &files
+		if isDir {
+			list = &subdirs
+			subdirs.WriteByte(flag(ignored)[0])
+		}
+		list.WriteString(name)
+		list.WriteByte(0)
+	}
 	for _, e := range entries {
-		name, p := e.Name(), filepath.Join(dir, e.Name())
-		r.names = append(r.names, name)
+		name, p := e.Name(), join(dir, e.Name())
+		names.WriteString(name)
+		names.WriteByte(0)
 		switch {
 		case name == ".git" && !ignored:
 			if e.IsDir() { // only info/ of git's own files hides or runs anything
-				r.subdirs = append(r.subdirs, subdir{".git/info", true})
+				add(".git/info", true, true)
 			}
 		case ignored:
-			r.add(name, e.IsDir(), true)
+			add(name, e.IsDir(), true)
 		case ig.ignored(ig.rel(p), e.IsDir()):
-			r.add(name, e.IsDir(), true)
+			add(name, e.IsDir(), true)
 		case e.IsDir():
-			r.add(name, true, false)
+			add(name, true, false)
 		case name == ".gitignore" || w.b.autoRun(p) != "":
-			r.files = append(r.files, name)
+			add(name, false, false)
 		}
 	}
-	return r
+	return &dirRecord{path: dir, ino: ino, ctime: ct, ignored: ignored,
+		names: names.String(), files: files.String(), subdirs: subdirs.String()}
 }
 
-// add adds an entry: a file as a sentinel, a directory to visit.
-func (r *dirRecord) add(name string, isDir, ignored bool) {
-	if isDir {
-		r.subdirs = append(r.subdirs, subdir{name, ignored})
-	} else {
-		r.files = append(r.files, name)
+// readIgnore notes the ignore file p, of ctime ct, that the walk reads, and whether the kept walk
+// saw it so.
+func (w *walker) readIgnore(p string, ct stamp) {
+	w.ignores[p] = ct
+	if w.cache != nil && w.cache.ignores[p] != ct {
+		w.stale = true
 	}
 }
 
-func (c *walkCache) dir(p string) *dirRecord {
+// find is the kept record of the directory name in dir (dir itself when name is empty), nil when
+// there is none, and that directory's path. The walk visits the directories in the order the kept
+// walk did, but where they changed: a record is most often the one after the last found, and
+// found without a map or a path made.
+func (c *walkCache) find(dir, name string) (*dirRecord, string) {
+	if c != nil && c.next < len(c.dirs) && isJoin(c.dirs[c.next].path, dir, name) {
+		c.next++
+		return &c.dirs[c.next-1], c.dirs[c.next-1].path
+	}
+	p := join(dir, name)
 	if c == nil {
-		return nil
+		return nil, p
 	}
-	return c.dirs[p]
+	if c.index == nil {
+		c.index = make(map[string]int, len(c.dirs))
+		for i := range c.dirs {
+			c.index[c.dirs[i].path] = i
+		}
+	}
+	i, ok := c.index[p]
+	if !ok {
+		return nil, p
+	}
+	c.next = i + 1
+	return &c.dirs[i], p
 }
 
-// cacheFile is the name of grant's walk in the state directory.
+// join is the path of name in dir, dir itself when name is empty: filepath.Join of a clean path
+// and a name from its listing, without Clean's pass.
+func join(dir, name string) string {
+	switch {
+	case name == "":
+		return dir
+	case strings.HasSuffix(dir, "/"):
+		return dir + name
+	}
+	return dir + "/" + name
+}
+
+// isJoin says whether p is join(dir, name).
+func isJoin(p, dir, name string) bool {
+	rest, ok := strings.CutPrefix(p, dir)
+	switch {
+	case !ok:
+		return false
+	case name == "":
+		return rest == ""
+	case !strings.HasSuffix(dir, "/"):
+		if rest == "" || rest[0] != '/' {
+			return false
+		}
+		rest = rest[1:]
+	}
+	return rest == name
+}
+
+func flag(v bool) string {
+	if v {
+		return "1"
+	}
+	return "0"
+}
+
+// cacheFile is the name of grant's walk in the state directory. It names the format: builds of
+// jail that write another one keep theirs apart rather than each walking afresh after the other.
 func cacheFile(grant string) string {
 	h := fnv.New64a()
 	h.Write([]byte(grant))
-	return "audit-" + strconv.FormatUint(h.Sum64(), 16)
+	return "audit-" + cacheVersion + "-" + strconv.FormatUint(h.Sum64(), 16)
 }
 
-// The cache file: "jail-audit 3", the grant, then records, every field NUL-ended (paths may hold
-// any byte but NUL): "I" path sec nsec for an ignore file; "D" path ino sec nsec ignored N F S for
-// a directory, followed by its N names, its F sentinel files and its S subdirectories (name,
-// ignored): counted, so that a directory's names are a slice of the file's fields.
-const cacheMagic = "jail-audit 3"
+// The cache file: "jail-audit 4", the grant and the number of directory records, then records,
+// every field NUL-ended (paths may hold any byte but NUL): "I" path sec nsec for an ignore file;
+// "D" path ino sec nsec ignored N F S for a directory, followed by its names, its sentinel files
+// and its subdirectories (dirRecord), N, F and S bytes long: a record's lists are read by slicing,
+// not by name. Directories come in the order the walk visited them, which the next walk follows.
+const (
+	cacheVersion = "4"
+	cacheMagic   = "jail-audit " + cacheVersion
+)
 
 // minCachedDirs is the fewest directories a grant's walk is kept for: below it, listing them
 // again costs about what reading the cache would, and nothing need be left behind.
@@ -187,12 +265,12 @@ const minCachedDirs = 64
 // rewriting the whole walk each time. Renamed into place: a concurrent run reads the old or the
 // new.
 func (w *walker) save() {
-	if len(w.seen.dirs) < minCachedDirs {
+	if len(w.visited) < minCachedDirs {
 		return
 	}
 	if w.cache != nil {
-		gone := max(0, len(w.cache.dirs)-(len(w.seen.dirs)-w.relisted)) // at most
-		if (w.relisted+gone)*32 <= len(w.seen.dirs) {
+		gone := max(0, len(w.cache.dirs)-(len(w.visited)-w.relisted)) // at most
+		if (w.relisted+gone)*32 <= len(w.visited) {
 			return
 		}
 	}
@@ -209,24 +287,16 @@ func (w *walker) save() {
 		}
 	}
 	num := func(n int64) string { return strconv.FormatInt(n, 10) }
-	flag := func(v bool) string {
-		if v {
-			return "1"
-		}
-		return "0"
-	}
-	field(cacheMagic, w.grant.path)
-	for p, st := range w.seen.ignores {
+	field(cacheMagic, w.grant.path, strconv.Itoa(len(w.visited)))
+	for p, st := range w.ignores {
 		field("I", p, num(st.sec), num(int64(st.nsec)))
 	}
-	for p, r := range w.seen.dirs {
-		field("D", p, strconv.FormatUint(r.ino, 10), num(r.ctime.sec), num(int64(r.ctime.nsec)), flag(r.ignored),
+	for _, r := range w.visited {
+		field("D", r.path, strconv.FormatUint(r.ino, 10), num(r.ctime.sec), num(int64(r.ctime.nsec)), flag(r.ignored),
 			strconv.Itoa(len(r.names)), strconv.Itoa(len(r.files)), strconv.Itoa(len(r.subdirs)))
-		field(r.names...)
-		field(r.files...)
-		for _, d := range r.subdirs {
-			field(d.name, flag(d.ignored))
-		}
+		b.WriteString(r.names)
+		b.WriteString(r.files)
+		b.WriteString(r.subdirs)
 	}
 	name := cacheFile(w.grant.path)
 	tmp := name + ".new-" + strconv.Itoa(os.Getpid())
@@ -256,59 +326,61 @@ func loadCache(grant string) *walkCache {
 	if err != nil {
 		return nil
 	}
-	f := os.NewFile(uintptr(fd), "audit cache")
-	defer f.Close()
+	defer unix.Close(fd)
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil {
+	if unix.Fstat(fd, &st) != nil || st.Size <= 0 {
 		return nil
 	}
-	var buf strings.Builder // read once, into a string that the records' fields are slices of
-	buf.Grow(int(st.Size) + 1)
-	if _, err := io.Copy(&buf, f); err != nil {
+	// Read in one call into a string that the records' fields are slices of: the file is whole
+	// (renamed into place, never written again), and the byte past its size says so.
+	buf := make([]byte, st.Size+1)
+	if n, err := unix.Read(fd, buf); err != nil || n != int(st.Size) {
 		return nil
 	}
-	fields := strings.Split(buf.String(), "\x00")
-	if len(fields) < 3 || fields[0] != cacheMagic || fields[1] != grant {
-		return nil
-	}
-	c := &walkCache{ignores: map[string]stamp{}, dirs: map[string]*dirRecord{}}
-	fields = fields[2 : len(fields)-1] // the last is what follows the last NUL
-	take := func(n int) []string {
-		if n < 0 || n > len(fields) {
-			return nil
+	data := unsafe.String(&buf[0], st.Size) // buf is never written again
+	// fields reads the next len(f) fields into f.
+	fields := func(f []string) bool {
+		for i := range f {
+			end := strings.IndexByte(data, 0)
+			if end < 0 {
+				return false
+			}
+			f[i], data = data[:end], data[end+1:]
 		}
-		f := fields[:n:n]
-		fields = fields[n:]
-		return f
+		return true
 	}
-	for len(fields) > 0 {
-		switch fields[0] {
-		case "I":
-			f := take(4)
-			if f == nil {
+	var head [3]string
+	if !fields(head[:]) || head[0] != cacheMagic || head[1] != grant {
+		return nil
+	}
+	n, err := strconv.Atoi(head[2])
+	if err != nil || n < 0 || n > len(data) {
+		return nil
+	}
+	c := &walkCache{ignores: map[string]stamp{}, dirs: make([]dirRecord, 0, n)}
+	var f [9]string
+	for data != "" {
+		switch data[0] {
+		case 'I':
+			if !fields(f[:4]) || f[0] != "I" {
 				return nil
 			}
 			c.ignores[f[1]] = parseStamp(f[2], f[3])
-		case "D":
-			f := take(9)
-			if f == nil {
+		case 'D':
+			if !fields(f[:9]) || f[0] != "D" {
 				return nil
+			}
+			var lists [3]string
+			for i := range lists {
+				n, err := strconv.Atoi(f[6+i])
+				if err != nil || n < 0 || n > len(data) || n > 0 && data[n-1] != 0 {
+					return nil
+				}
+				lists[i], data = data[:n], data[n:]
 			}
 			ino, _ := strconv.ParseUint(f[2], 10, 64)
-			r := &dirRecord{ino: ino, ctime: parseStamp(f[3], f[4]), ignored: f[5] == "1"}
-			nn, e1 := strconv.Atoi(f[6])
-			nf, e2 := strconv.Atoi(f[7])
-			ns, e3 := strconv.Atoi(f[8])
-			if e1 != nil || e2 != nil || e3 != nil || nn+nf+2*ns > len(fields) || nn < 0 || nf < 0 || ns < 0 {
-				return nil
-			}
-			r.names, r.files = take(nn), take(nf)
-			r.subdirs = make([]subdir, ns)
-			for i := range r.subdirs {
-				f := take(2)
-				r.subdirs[i] = subdir{f[0], f[1] == "1"}
-			}
-			c.dirs[f[1]] = r
+			c.dirs = append(c.dirs, dirRecord{path: f[1], ino: ino, ctime: parseStamp(f[3], f[4]), ignored: f[5] == "1",
+				names: lists[0], files: lists[1], subdirs: lists[2]})
 		default:
 			return nil
 		}

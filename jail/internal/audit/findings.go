@@ -152,7 +152,7 @@ func (b *Baseline) scanNew(s Sentinel, written map[string]bool) {
 		return
 	}
 	for _, e := range entries {
-		if b.gitsOwn(s.Path, e.Name()) || slices.Contains(s.Names, e.Name()) {
+		if b.gitsOwn(s.Path, e.Name()) || s.holds(e.Name()) {
 			continue
 		}
 		p := filepath.Join(s.Path, e.Name())
