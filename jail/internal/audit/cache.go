@@ -97,7 +97,8 @@ func (w *walker) visit(dir, name string, ignored bool) {
 	if !ok || !isDir || w.b.Partial {
 		return
 	}
-	if r == nil || r.ino != ino || r.ctime != ct || r.ignored != ignored {
+	kept := r != nil && r.ino == ino && r.ctime == ct && r.ignored == ignored
+	if !kept {
 		w.relisted++
 		if r = w.list(p, ino, ct, ignored); r == nil {
 			return
@@ -107,7 +108,11 @@ func (w *walker) visit(dir, name string, ignored bool) {
 	w.b.add(Sentinel{Path: p, Ino: ino, Ctime: ct, Dir: true, Names: r.names})
 	for f := range nulEnded(r.files) {
 		fp := join(p, f)
-		if ino, ct, _, ok := w.grant.identity(fp); ok && !w.b.isStdio(fp, ino) {
+		ino, ct, _, ok := w.grant.identity(fp)
+		if kept && f == ".gitignore" && !ignored { // as list notes it
+			w.readIgnore(fp, ct)
+		}
+		if ok && !w.b.isStdio(fp, ino) {
 			w.b.add(Sentinel{Path: fp, Ino: ino, Ctime: ct})
 		}
 	}
@@ -167,7 +172,9 @@ func (w *walker) list(dir string, ino uint64, ct stamp, ignored bool) *dirRecord
 }
 
 // readIgnore notes the ignore file p, of ctime ct, that the walk reads, and whether the kept walk
-// saw it so.
+// saw it so. A directory taken from the kept walk notes its own too: the walk kept next must list
+// every one, or an edit in place to one of them would go unseen (the build before left out those
+// of every directory not listed afresh).
 func (w *walker) readIgnore(p string, ct stamp) {
 	w.ignores[p] = ct
 	if w.cache != nil && w.cache.ignores[p] != ct {

@@ -13,7 +13,8 @@ import (
 // TestTheKeptWalkSeesWhatAFreshWalkSees: a walk from the kept walk notes the same sentinels, with
 // the same names, as a walk of the same tree with nothing kept: right after the walk was kept,
 // and after each kind of change a run or the user makes between two runs (in a directory the
-// kept walk lists, in an ignored tree, to an ignore file, a directory swapped for another). The
+// kept walk lists, in an ignored tree, to an ignore file, a directory swapped for another,
+// once the kept walk was written anew from a walk that took most of it from the one before). The
 // tree holds more than minCachedDirs directories, or nothing would be kept.
 func TestTheKeptWalkSeesWhatAFreshWalkSees(t *testing.T) {
 	top, home := t.TempDir(), t.TempDir()
@@ -94,7 +95,14 @@ func TestTheKeptWalkSeesWhatAFreshWalkSees(t *testing.T) {
 			rm(t, filepath.Join(top, "pkg6/mod16"))
 			write(t, filepath.Join(top, "pkg6/mod16/other.py"), "")
 		}},
-		{"an ignore file changed", func() { write(t, filepath.Join(top, "sub/.gitignore"), "local.txt\npkg0/\n") }},
+		{"files made in ten directories, which has the kept walk written anew", func() {
+			for i := range 10 {
+				write(t, filepath.Join(top, fmt.Sprintf("pkg%d/new.py", i)), "")
+			}
+		}},
+		// The build before left the ignore files of the directories it did not list again out of
+		// the walk it kept anew: an edit in place went unseen, and other.txt was no sentinel.
+		{"an ignore file changed in place", func() { write(t, filepath.Join(top, "sub/.gitignore"), "local.txt\nother.txt\n") }},
 		{"an ignore file made", func() { write(t, filepath.Join(top, "pkg1/.gitignore"), "mod11/\n") }},
 		{"the top's ignore file changed", func() { write(t, filepath.Join(top, ".gitignore"), "build/\n*.log\npkg2/\n") }},
 		{"info/exclude changed", func() { write(t, filepath.Join(top, ".git/info/exclude"), "secret*\npkg7/\n") }},
