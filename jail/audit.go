@@ -76,6 +76,7 @@ func (u *unseen) file(stderr io.Writer) *os.File {
 		return nil
 	}
 	<-u.walked
+	u.b.LeaveOutStdio() // here, once init may start the command, not in the walk it waits for
 	f, err := encoded(u.b)
 	if err != nil {
 		fmt.Fprintf(stderr, "jail: audit: %v: what the run writes unseen is not listed\n", err)
@@ -93,6 +94,7 @@ func (u *unseen) stow() {
 		return
 	}
 	<-u.walked
+	u.b.LeaveOutStdio() // as in file
 	if f, err := encoded(u.b); err == nil {
 		u.stowed, u.b = f, nil
 	}

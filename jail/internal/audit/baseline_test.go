@@ -103,3 +103,42 @@ func TestARepositoryAboveDoesNotHideWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnOutputIsLeftOutAfterTheWalk: a file this process writes to (jail's standard output
+// redirected into a grant) is a sentinel of the walk, which runs before they are noted, and is left
+// out once they are: writing to it is no change, writing to another file of the grant still is.
+func TestOwnOutputIsLeftOutAfterTheWalk(t *testing.T) {
+	dir := t.TempDir() // outside any repository: every file is a sentinel
+	out, err := os.OpenFile(filepath.Join(dir, "out.log"), os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if err := os.WriteFile(filepath.Join(dir, "other.log"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := Begin([]string{dir}, t.TempDir(), t.TempDir())
+	b.Walk()
+	sentinel := func(p string) bool {
+		return slices.ContainsFunc(b.Sentinels, func(s Sentinel) bool { return s.Path == filepath.Join(dir, p) })
+	}
+	if !sentinel("out.log") || !sentinel("other.log") {
+		t.Fatalf("sentinels %+v: want out.log and other.log", b.Sentinels)
+	}
+	b.LeaveOutStdio()
+	if sentinel("out.log") || !sentinel("other.log") {
+		t.Fatalf("sentinels %+v: want other.log alone", b.Sentinels)
+	}
+	if _, err := out.WriteString("jail: a line of jail's own\n"); err != nil {
+		t.Fatal(err)
+	}
+	if b.Changed() {
+		t.Error("a write to jail's own output counts as the run's")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "other.log"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !b.Changed() {
+		t.Error("a write to another file of the grant is not seen")
+	}
+}

@@ -112,7 +112,7 @@ func (w *walker) visit(dir, name string, ignored bool) {
 		if kept && f == ".gitignore" && !ignored { // as list notes it
 			w.readIgnore(fp, ct)
 		}
-		if ok && !w.b.isStdio(fp, ino) {
+		if ok {
 			w.b.add(Sentinel{Path: fp, Ino: ino, Ctime: ct})
 		}
 	}
