@@ -75,8 +75,8 @@ func closeGrants(dirs []grantDir) {
 // identityIn is identity(p), from the descriptor of the grant p lies beneath, if any.
 func identityIn(dirs []grantDir, p string) (ino uint64, ctime stamp, dir, ok bool) {
 	for _, d := range dirs {
-		if _, ok := d.rel(p); ok {
-			return d.identity(p)
+		if rel, ok := d.rel(p); ok {
+			return identityAt(d.fd, rel, unix.AT_EMPTY_PATH)
 		}
 	}
 	return identity(p)
