@@ -14,7 +14,7 @@
 //	    ended                         why it ended, when it ended by itself
 //	    changes -> CHANGE-SET         its overlay workspace's change set (package workspace), if any
 //	  DEV-INO                         the placeholders jail made in one directory (package placeholder)
-//	  audit-HASH                      a large writable grant's kept walk (package audit)
+//	  audit-VERSION-HASH              a large writable grant's kept walk (package audit)
 //
 // Package state opens this same directory for the placeholders' records and the audit's walks,
 // except inside a nested user namespace or on a read-only mount, where it picks its own
