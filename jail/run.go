@@ -134,10 +134,9 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 	sb.letStart(leaves, aud.walk)
 	if leaves {
 		obs.log().Printf("host: jail's waiter takes the sandbox from here")
-		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec), aud.file(stderr), held.Files())
-	} else {
-		aud.stow() // the host waits for the run's end: the baseline need not be in its heap until then
+		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec), aud.file(stderr), held.Files()) // exits
 	}
+	aud.stow() // the host waits for the run's end: the baseline need not be in its heap until then
 	shed.soon()
 	status, err := sb.wait()
 	shed.stop()
