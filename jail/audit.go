@@ -15,11 +15,10 @@ import (
 )
 
 // unseen is the host's part of a run's audit (package audit): the baseline, taken once the
-// placeholders are made and before the sandbox can write, and walked in the background while
-// the sandbox starts.
+// placeholders are made and before the sandbox can write, and walked (walk) before init may
+// start the command: file, stow and end come after.
 type unseen struct {
 	b      *audit.Baseline
-	walked chan struct{}
 	stowed *os.File // b, encoded, while the host waits for the run's end (stow); b is nil then
 }
 
@@ -41,7 +40,7 @@ func startAudit(spec *plan.Spec) *unseen {
 	if config == "" {
 		config = filepath.Join(home, ".config")
 	}
-	return &unseen{b: audit.Begin(grants, home, config), walked: make(chan struct{})}
+	return &unseen{b: audit.Begin(grants, home, config)}
 }
 
 // walk notes the sentinels (audit.Baseline.Walk). letStart runs it once init may mount on the
@@ -53,7 +52,6 @@ func (u *unseen) walk() {
 		return
 	}
 	u.b.Walk()
-	close(u.walked)
 }
 
 // writableGrants are the writable binds of mounts that no other one holds.
@@ -75,7 +73,6 @@ func (u *unseen) file(stderr io.Writer) *os.File {
 	if u == nil {
 		return nil
 	}
-	<-u.walked
 	u.b.LeaveOutStdio() // here, once init may start the command, not in the walk it waits for
 	f, err := encoded(u.b)
 	if err != nil {
@@ -93,7 +90,6 @@ func (u *unseen) stow() {
 	if u == nil {
 		return
 	}
-	<-u.walked
 	u.b.LeaveOutStdio() // as in file
 	if f, err := encoded(u.b); err == nil {
 		u.stowed, u.b = f, nil
@@ -120,7 +116,6 @@ func (u *unseen) end(stderr io.Writer) ([]audit.Finding, bool) {
 	if u == nil {
 		return nil, false
 	}
-	<-u.walked
 	if u.stowed != nil {
 		b, err := audit.Read(u.stowed)
 		u.stowed.Close()

@@ -20,9 +20,8 @@ func TestStowedBaselineListsTheSame(t *testing.T) {
 	}
 	home := t.TempDir()
 	walked := func() *unseen {
-		u := &unseen{b: audit.Begin([]string{grant}, home, filepath.Join(home, ".config")), walked: make(chan struct{})}
-		u.b.Walk()
-		close(u.walked)
+		u := &unseen{b: audit.Begin([]string{grant}, home, filepath.Join(home, ".config"))}
+		u.walk()
 		return u
 	}
 	kept, stowed := walked(), walked()
