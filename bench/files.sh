@@ -18,8 +18,8 @@
 # 3. seccomp: CPU ns per call of getppid (a call the kernel's cache lets through without running
 #    the filter) and ioctl (argument-checked: the filter runs), with no filter, a one-instruction
 #    allow-all filter and jail's.
-# The load average is printed before and after; above the CPU count the wall times are unreliable
-# (the CPU times much less so) and it says so.
+# The load average is printed before and after (lib.sh's load_check); under its warning the wall
+# times are unreliable (the CPU times much less so).
 set -euo pipefail
 bench=$(realpath "$(dirname "$0")")
 . "$bench/lib.sh"
@@ -35,16 +35,7 @@ chmod 755 "$work"
 tools="$work/tools"
 mkdir "$tools"
 
-load() { cut -d' ' -f1-3 /proc/loadavg; }
-load_warn() {
-	local l
-	l=$(cut -d' ' -f1 /proc/loadavg)
-	if awk -v l="$l" -v c="$(nproc)" 'BEGIN {exit !(l > c)}'; then
-		echo "bench: load average $l on $(nproc) CPUs: wall times are unreliable, read the CPU times" >&2
-	fi
-}
-echo "load average before: $(load)"
-load_warn
+load_check before
 
 # cpuof CMD...: runs CMD (its stdout to /dev/null) and prints its CPU ms (user + system, its
 # children included) and wall ms.
@@ -313,5 +304,4 @@ for f in none allow-all agent; do
 done
 
 echo
-echo "load average after: $(load)"
-load_warn
+load_check after

@@ -76,7 +76,7 @@ measure() {
 	printf '%s\t%s\t%s\t%s\n' "$name" "$rss" "$pss" "${names[*]}" >>"$work/samples"
 }
 
-echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+load_check before
 for r in $(seq "${ROUNDS:-5}"); do
 	runs=(plain report proxy proxy-used bwrap bwrap-basic)
 	for ((i = 0; i < ${#runs[@]}; i++)); do
@@ -96,4 +96,4 @@ jq -Rrn '[inputs | split("\t") | {name: .[0], rss: (.[1] | tonumber), pss: (.[2]
 	def mb($v): $v / 1024 * 100 | round / 100 | tostring;
 	def col($v): "\(mb($v[$v | length / 2 | floor])) MiB (\(mb($v[0]))-\(mb($v[-1])))";
 	"\(.[0].name)\t\(col($r))\t\(col($p))\t\(.[0].procs)"' "$work/samples"
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+load_check after
