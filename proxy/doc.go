@@ -8,8 +8,7 @@
 // sandbox gets; the sandbox reaches it only through 127.0.0.1 ports in its own network
 // namespace, whose listening sockets init passes to it over a socketpair (Pair) that nothing on
 // disk names (a persistent sandbox's init, through a unix socket bound into it, passes each
-// connection: Forward). Being on the
-// host, what it holds for a sandbox is host memory: connections and buffered bytes are capped
-// per sandbox (limits.go), and its Report lists what it refused and every name it looked up on
-// the host's resolver.
+// connection: Forward). Being on the host, what it holds for a sandbox is host memory:
+// connections and buffered bytes are capped per sandbox (limits.go), and its Report lists what
+// it refused and every name it looked up on the host's resolver.
 package proxy

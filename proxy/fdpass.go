@@ -11,8 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fdMarker is the one byte Forward sends along with a passed socket. Neither HTTP nor SOCKS
-// starts with it.
+// fdMarker is the one byte sent along with passed sockets: by Forward with each connection, by
+// passListeners with a run's listening sockets. Neither HTTP nor SOCKS starts with it.
 const fdMarker = 0
 
 // readFirst reads the first byte of a client connection. On a unix connection it uses
