@@ -48,6 +48,26 @@ httpserver() {
 	addr=$(cat "$dir/addr")
 }
 
+# python_repo DIR makes DIR (a directory that exists) a git repository of the Python standard
+# library, committed under lib/ (not at the top, where it would shadow the modules
+# `python3 -c 'import json'` imports from the working directory): 4,500 files or so.
+python_repo() {
+	mkdir "$1/lib"
+	cp -r /usr/lib/python3*/. "$1/lib/" 2>/dev/null || true
+	git -C "$1" init -q && git -C "$1" add -A && git -C "$1" -c user.name=b -c user.email=b@b commit -qm bench
+}
+
+# bwrap_typical DIR sets typical to a sandbox as bubblewrap is typically run (bwrap-typical): the
+# system read-only, /proc, /dev, a private /tmp and home, DIR writable and the working directory.
+bwrap_typical() {
+	local l
+	typical=(bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr --ro-bind /etc /etc)
+	for l in bin sbin lib lib64; do
+		[ -L "/$l" ] && typical+=(--symlink "$(readlink "/$l")" "/$l")
+	done
+	typical+=(--proc /proc --dev /dev --tmpfs /tmp --tmpfs "$HOME" --bind "$1" "$1" --chdir "$1" --)
+}
+
 # pair DIR NAME A_NAME A_COMMAND B_NAME B_COMMAND measures two commands in interleaved rounds
 # (ROUNDS, default 8) and prints one tab-separated line: NAME, A's and B's median ms, B/A at the
 # median, at the minimum, and of the CPU time.

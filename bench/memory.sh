@@ -32,18 +32,13 @@ trap '[ -n "$server" ] && kill "$server"; rm -rf "$work"' EXIT
 httpserver "$work"
 # The working directory is a git repository of the Python standard library (4,500 files or so, as
 # bench/startup.sh's): the host keeps what the unseen-writes audit walked of it for the run.
-mkdir -p "$work/repo/lib"
-cp -r /usr/lib/python3*/. "$work/repo/lib/" 2>/dev/null || true
-git -C "$work/repo" init -q && git -C "$work/repo" add -A && git -C "$work/repo" -c user.name=b -c user.email=b@b commit -qm bench
+mkdir "$work/repo"
+python_repo "$work/repo"
 cd "$work/repo"
 echo "working directory: a repository of $(git ls-files | wc -l) files"
 
 mapfile -t bw < <("$jail" --dry-run -- true | jq -r -f "$bench/bwrap.jq")
-basic=(--unshare-all --die-with-parent --new-session --ro-bind /usr /usr --ro-bind /etc /etc)
-for l in bin sbin lib lib64; do
-	[ -L "/$l" ] && basic+=(--symlink "$(readlink "/$l")" "/$l")
-done
-basic+=(--proc /proc --dev /dev --tmpfs /tmp --tmpfs "$HOME" --bind "$PWD" "$PWD" --chdir "$PWD" --)
+bwrap_typical "$PWD"
 
 traffic="curl -sS -p --noproxy '' -o /dev/null http://$addr/big && curl -sS --noproxy '' -o /dev/null 'http://$addr/s[1-1000]'"
 
@@ -86,7 +81,7 @@ for r in $(seq "${ROUNDS:-5}"); do
 		proxy) measure proxy "$jail" -q --allow-host "$addr" -- ;;
 		proxy-used) WORK=$traffic measure proxy-used "$jail" -q --allow-host "$addr" -- ;;
 		bwrap) measure bwrap bwrap "${bw[@]}" ;;
-		bwrap-basic) measure bwrap-basic bwrap "${basic[@]}" ;;
+		bwrap-basic) measure bwrap-basic "${typical[@]}" ;;
 		esac
 	done
 done

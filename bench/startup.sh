@@ -21,14 +21,11 @@ bench=$(realpath "$(dirname "$0")")
 jail=$(bench_jail "${1:-}")
 need hyperfine bwrap git python3 jq cc
 
-# A medium repository: the Python standard library, committed under lib/ (not at the top, where
-# it would shadow the modules `python3 -c 'import json'` imports from the working directory).
+# A medium repository: the Python standard library (python_repo).
 repo=$(mktemp -d /tmp/jail-bench-repo.XXXXXX) work=$(mktemp -d)
 trap 'end_busy_loops; rm -rf "$repo" "$work"' EXIT
 build_starts "$work"
-mkdir "$repo/lib"
-cp -r /usr/lib/python3*/. "$repo/lib/" 2>/dev/null || true
-git -C "$repo" init -q && git -C "$repo" add -A && git -C "$repo" -c user.name=b -c user.email=b@b commit -qm bench
+python_repo "$repo"
 echo "repository: $(git -C "$repo" ls-files | wc -l) files"
 cd "$repo"
 
@@ -39,11 +36,7 @@ cd "$repo"
 mapfile -t bw < <("$jail" --dry-run -- true | jq -r -f "$bench/bwrap.jq")
 bw=(bwrap "${bw[@]}")
 echo "bwrap: ${#bw[@]} arguments from jail's plan ($(grep -c -- '^--' <(printf '%s\n' "${bw[@]}")) options)"
-typical=(bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr --ro-bind /etc /etc)
-for l in bin sbin lib lib64; do
-	[ -L "/$l" ] && typical+=(--symlink "$(readlink "/$l")" "/$l")
-done
-typical+=(--proc /proc --dev /dev --tmpfs /tmp --tmpfs "$HOME" --bind "$repo" "$repo" --chdir "$repo" --)
+bwrap_typical "$repo"
 
 bench() { # name, command line (hyperfine splits it shell-style)
 	local name=$1 cmd=$2
