@@ -51,6 +51,9 @@ func (c Class) Flag() string {
 	return ""
 }
 
+// Name is the class as the API's apply names it: its flag without "--allow-" ("" for none).
+func (c Class) Name() string { return strings.TrimPrefix(c.Flag(), "--allow-") }
+
 // ClassNamed returns the class whose flag is --allow-NAME.
 func ClassNamed(name string) (Class, bool) {
 	for _, k := range classes {

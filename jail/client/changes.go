@@ -121,7 +121,7 @@ func (c *Client) Apply(idOrName string, req api.ApplyRequest) (*api.ApplyRespons
 	}
 	out := &api.ApplyResponse{Written: apiChanges(res.Written), Conflicts: apiConflicts(res.Conflicts), Removed: res.Removed}
 	for _, r := range res.Refused {
-		out.Refused = append(out.Refused, api.Refusal{Path: r.Path, Reason: r.Reason, Allow: r.Class.Flag()[len("--allow-"):]})
+		out.Refused = append(out.Refused, api.Refusal{Path: r.Path, Reason: r.Reason, Allow: r.Class.Name()})
 	}
 	if len(res.Refused) > 0 || len(res.Conflicts) > 0 {
 		out.Error = api.Errorf(api.FailedPrecondition, "apply %s: nothing written: %d refused, %d in conflict: allow their classes, overwrite, or name the paths to apply",
