@@ -203,7 +203,7 @@ func (cs *ChangeSet) lock(how int) (*os.File, error) {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			if cs.Manifest.Sandbox {
-				return nil, fmt.Errorf("change set %s: %w: it is the workspace of a live sandbox (jail rm %s first)", cs.ID, ErrInUse, cs.sandboxName())
+				return nil, fmt.Errorf("change set %s: %w: it is the workspace of a live sandbox (jail rm %s first)", cs.ID, ErrInUse, cs.SandboxName())
 			}
 			return nil, fmt.Errorf("change set %s: %w: its sandbox is still running, or another jail is applying it", cs.ID, ErrInUse)
 		}
@@ -216,8 +216,8 @@ func (cs *ChangeSet) lock(how int) (*os.File, error) {
 // holds.
 var ErrInUse = errors.New("in use")
 
-// sandboxName names the change set's sandbox as its user knows it: its name, else its ID.
-func (cs *ChangeSet) sandboxName() string {
+// SandboxName names the change set's sandbox as its user knows it: its name, else its ID.
+func (cs *ChangeSet) SandboxName() string {
 	if cs.Manifest.Name != "" {
 		return cs.Manifest.Name
 	}

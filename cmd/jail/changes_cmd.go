@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -63,7 +62,7 @@ func runChanges(args []string, stdio jail.Stdio) int {
 		}
 		command := commandLine(m.Command)
 		if m.Sandbox {
-			command = "sandbox " + cmp.Or(m.Name, cs.ID) // jail create: its commands are jail exec's
+			command = "sandbox " + cs.SandboxName() // jail create: its commands are jail exec's
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cs.ID, changeSetState(cs), count,
 			m.Started.Local().Format("2006-01-02 15:04"), m.Tree, command)
