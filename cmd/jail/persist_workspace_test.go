@@ -15,7 +15,7 @@ import (
 // set has the sandbox's id, every exec writes it, and diff, apply and discard take the sandbox's
 // id or name, on the command line and over HTTP, while it lives and after jail rm.
 
-// overlaySandbox creates a sandbox in dir with the test's change-set store and args, and returns
+// sandbox creates a sandbox in dir with the test's change-set store and args, and returns
 // its id; it is removed when the test ends.
 func (o *overlayRun) sandbox(dir string, args ...string) string {
 	o.t.Helper()
