@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/jail-sandbox/jail/api"
@@ -263,5 +266,44 @@ func TestSandboxWorkspaceAttacks(t *testing.T) {
 			}
 			hostAction("after rm and apply")
 		})
+	}
+}
+
+// TestSandboxWorkspaceLockOutside: the change set's lock, which refuses discard while the
+// sandbox lives, is held outside it. A command in the sandbox unlocks every descriptor it has
+// (flock -u) and looks for the change set among every descriptor it can see; discard stays
+// refused, the changes kept. The same look from the host finds the keeper's copy, so the look
+// can fail.
+func TestSandboxWorkspaceLockOutside(t *testing.T) {
+	o := newOverlayRun(t)
+	repo := committed(t)
+	id := o.sandbox(repo, "--workspace", "overlay")
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(o.state, "jail", "changes", id), &st); err != nil {
+		t.Fatal(err)
+	}
+	lock := fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	seen := o.exec(id, `echo x > new.txt
+for fd in /proc/self/fd/*; do flock -u "${fd##*/}" 2>/dev/null; done
+stat -L -c '%d:%i' /proc/[0-9]*/fd/* 2>/dev/null; true`)
+	if slices.Contains(strings.Fields(seen), lock) {
+		t.Errorf("a process in the sandbox holds the change set's directory (%s) open", lock)
+	}
+	if _, errOut, code := o.jail(repo, "discard", id); code != exitFailure || !strings.Contains(errOut, "live sandbox") {
+		t.Errorf("jail discard after the sandbox's unlocks: exit %d, %s; want %d naming it live", code, errOut, exitFailure)
+	}
+	if d, _, _ := o.jail(repo, "diff", id); !strings.Contains(d, "b/new.txt") {
+		t.Errorf("the changes are gone:\n%s", d)
+	}
+	held := false
+	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range fds {
+		var s syscall.Stat_t
+		if syscall.Stat(fd, &s) == nil && s.Dev == st.Dev && s.Ino == st.Ino {
+			held = true
+		}
+	}
+	if !held {
+		t.Error("no process on the host holds the change set's directory open: the look inside proves nothing")
 	}
 }
