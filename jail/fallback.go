@@ -32,6 +32,7 @@ import (
 // waiting, when not nil, is the process jail's caller waits for (spawn.Waiter): it then forwards
 // the signals jail is sent here. refused is the error the namespace sandbox failed with.
 func runFallback(spec *plan.Spec, stdio tty.Stdio, obs *observer, waiting *spawn.Waiter, refused error) (int, error) {
+	spawn.RestoreProcs() // this process stays for the run: the Ps its runtime booted without (spawn/boot.c)
 	w := io.Writer(os.Stderr)
 	if stdio.Err != nil {
 		w = stdio.Err

@@ -136,7 +136,8 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 		obs.log().Printf("host: jail's waiter takes the sandbox from here")
 		sb.proc.waiter.HandOver(sb.deadline, timeoutError(spec), aud.file(stderr), held.Files()) // exits
 	}
-	aud.stow() // the host waits for the run's end: the baseline need not be in its heap until then
+	spawn.RestoreProcs() // the host stays for the run: the Ps its runtime booted without (spawn/boot.c)
+	aud.stow()           // the host waits for the run's end: the baseline need not be in its heap until then
 	shed.soon()
 	status, err := sb.wait()
 	shed.stop()

@@ -3,9 +3,12 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -231,5 +234,47 @@ func openFIFOWriter(t *testing.T, path string) *os.File {
 			t.Fatalf("open %s for writing: %v (no jail reads it)", path, err)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestEarlyBootLeavesTheEnvironmentAsItWas: the runtimes of a run boot with one P, the caller's
+// last environment entry lent to GOMAXPROCS=1 meanwhile (jail/internal/spawn/boot.c). The
+// command gets that entry back and no GOMAXPROCS unless the caller set one; the runtime still
+// reads a GODEBUG (here its scheduler trace) and, when the last entry is a GO one, boots as it
+// would without jail's lending; and a host that stays for the run (here for --report) gets the
+// default number of Ps back.
+func TestEarlyBootLeavesTheEnvironmentAsItWas(t *testing.T) {
+	own, set := os.LookupEnv("GOMAXPROCS")
+	want := "JAIL_TEST_LAST=last\n"
+	if set {
+		want = "GOMAXPROCS=" + own + "\n" + want
+	}
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"JAIL_TEST_LAST=last"}, want},
+		{[]string{"GOMAXPROCS=3", "JAIL_TEST_LAST=last"}, "GOMAXPROCS=3\nJAIL_TEST_LAST=last\n"},
+	} {
+		out, errOut, code := runJailWith(t, runOpts{dir: t.TempDir(), env: c.env}, "--env", "GOMAXPROCS", "--env", "JAIL_TEST_LAST", "--",
+			"sh", "-c", "env | grep -E '^(GOMAXPROCS|JAIL_TEST_LAST)=' | sort")
+		if code != 0 || out != c.want {
+			t.Errorf("caller's environment ending %q: the command's %q (exit %d, %s), want %q", c.env, out, code, errOut, c.want)
+		}
+	}
+	if set || runtime.NumCPU() == 1 {
+		return // no P to give back
+	}
+	// The runtime's scheduler trace names a process's Ps at its start and every 100 ms after.
+	dir := t.TempDir()
+	_, errOut, code := runJailWith(t, runOpts{dir: dir, env: []string{"GODEBUG=schedtrace=100", "JAIL_TEST_LAST=last"}},
+		"--report", filepath.Join(dir, "report.json"), "--", "sleep", "0.5")
+	if code != 0 || !strings.Contains(errOut, "SCHED 0ms: gomaxprocs=1 ") || !regexp.MustCompile(`SCHED [1-9][0-9]*ms: gomaxprocs=[2-9]`).MatchString(errOut) {
+		t.Errorf("a host that stays: exit %d, scheduler trace %s; want it started with one P and then more", code, errOut)
+	}
+	want = fmt.Sprintf("SCHED 0ms: gomaxprocs=%d ", runtime.GOMAXPROCS(0))
+	_, errOut, code = runJailWith(t, runOpts{dir: dir, env: []string{"GODEBUG=schedtrace=100"}}, "--", "true")
+	if code != 0 || strings.Count(errOut, want) != 2 {
+		t.Errorf("an environment ending in GODEBUG: exit %d, scheduler trace %s; want the host and the setup started with %q", code, errOut, want)
 	}
 }

@@ -131,6 +131,7 @@ func (s *setup) run() (int, error) {
 	if !stays {
 		return 0, nil
 	}
+	spawn.RestoreProcs() // the setup stays for the run: the Ps its runtime booted without (spawn/boot.c)
 	if s.cfg.Spawner {
 		leaveSpawnersChannel()
 	}

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "boot.h"
 #include "spawn.h"
 
 extern void jail_early_opt_in(void) __attribute__((weak)); // cmd/jail/cgo.go; never called
@@ -271,7 +272,7 @@ static void fork_init(int net) {
 	                                 .hand_fd = -1, .back_fd = -1, .end_fd = p[end][0]};
 }
 
-__attribute__((constructor)) static void start_early(int argc, char **argv) {
+__attribute__((constructor)) static void start_early(int argc, char **argv, char **envp) {
 	int net, create;
 	if (jail_early_opt_in == NULL)
 		return;
@@ -300,6 +301,7 @@ __attribute__((constructor)) static void start_early(int argc, char **argv) {
 		jail_fork_keeper(init_ns(net));
 		return;
 	}
+	jail_boot_one_p(envp); // the host's and the setup's runtimes boot with one P (boot.c)
 	fork_init(net);
 	// Both switch to SCHED_BATCH (batch.c) only now: the child, still SCHED_OTHER when it is
 	// first woken, may preempt what runs on the CPU it lands on (the kernel workers tearing down
