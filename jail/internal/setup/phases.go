@@ -45,6 +45,7 @@ var phases = []phase{
 	{afterPlan, "enter the working directory", nil, (*setup).enterCwd},
 
 	{onThread, spawn.StepSchedOther, (*setup).batched, func(*setup) error { return spawn.RestoreSchedOther() }},
+	{onThread, spawn.StepTimerSlack, (*setup).coarseSlack, func(*setup) error { return spawn.RestoreThreadTimerSlack() }},
 	{onThread, "drop capabilities", nil, (*setup).dropCapabilities},
 	{onThread, "set no_new_privs", nil, func(*setup) error { return restrict.SetNoNewPrivs() }},
 	{onThread, "apply landlock", nil, (*setup).applyLandlock},
@@ -168,6 +169,9 @@ func (s *setup) dropCapabilities() error {
 // batched says jail's threads run as SCHED_BATCH (spawn/batch.c): the command gets SCHED_OTHER
 // back, as jail's caller had it.
 func (s *setup) batched() bool { return s.cfg.SchedOther }
+
+// coarseSlack says the setup's threads run with a coarse timer slack (spawn/slack.c).
+func (s *setup) coarseSlack() bool { return spawn.CoarseSlack() }
 
 // proxied says the plan has an egress proxy (network mode "proxy").
 func (s *setup) proxied() bool { return s.spec.Network.Proxy != nil }

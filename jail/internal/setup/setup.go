@@ -131,7 +131,12 @@ func (s *setup) run() (int, error) {
 	if !stays {
 		return 0, nil
 	}
-	spawn.RestoreProcs() // the setup stays for the run: the Ps its runtime booted without (spawn/boot.c)
+	// The setup stays for the run: its threads' timer slack first, so that the threads the
+	// runtime starts for the Ps it booted without (spawn/boot.c) inherit the caller's.
+	if err := spawn.RestoreTimerSlack(); err != nil { // its timers are at worst 1 ms late
+		s.log.Printf("restore the timer slack: %v", err)
+	}
+	spawn.RestoreProcs()
 	if s.cfg.Spawner {
 		leaveSpawnersChannel()
 	}

@@ -41,6 +41,7 @@
 
 #include "parent.h"
 #include "shed.h"
+#include "slack.h"
 #include "spawn.h"
 #include "watch.h"
 
@@ -278,6 +279,7 @@ void jail_become_pid1(void) {
 			close(jail_pid1_end_fd);
 		jail_pid1_end_fd = -1;
 		drop_bounding_set();
+		jail_coarse_slack(); // slack.c
 		return;
 	}
 	// The setup holds init's stdio and pipes to the host; pid 1 keeps stderr and the report pipe,
