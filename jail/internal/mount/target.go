@@ -83,14 +83,13 @@ func openRel(root int, rel string, c create) (int, error) {
 		return fd, pathError("open", rel, err)
 	}
 	parent, base := path.Split(rel)
-	if parent == "" {
-		parent = "."
+	pfd := root // a target just below the root: no lookup of "." (every op's first on the root)
+	if parent != "" {
+		if pfd, err = openRel(root, path.Clean(parent), makeDir); err != nil {
+			return -1, err
+		}
+		defer CloseFd(pfd)
 	}
-	pfd, err := openRel(root, path.Clean(parent), makeDir)
-	if err != nil {
-		return -1, err
-	}
-	defer CloseFd(pfd)
 	if c == makeDir {
 		err = unix.Mkdirat(pfd, base, 0o755)
 	} else {
