@@ -78,9 +78,10 @@ const (
 	perQuery   = 0xffffffff // returns the current persona, changes nothing
 )
 
-// personalityAllowed are the personality(2) values glibc and common tools use (Docker's list):
-// PER_LINUX, PER_LINUX32, UNAME26, both, and the query.
-var personalityAllowed = []uint32{perLinux, perLinux32, uname26, uname26 | perLinux32, perQuery}
+// personalityFlags are the flags a personality(2) value glibc and common tools use may have over
+// PER_LINUX (0), in any combination (Docker's list: PER_LINUX, PER_LINUX32, UNAME26, both); the
+// query is allowed too.
+const personalityFlags = perLinux32 | uname26
 
 // argChecks returns the built-in argument checks; blockMPTCP adds the MPTCP one.
 func argChecks(blockMPTCP bool) []argCheck {
@@ -145,11 +146,11 @@ func terminalCheck() argCheck {
 	}
 }
 
-// personalityCheck denies every persona but personalityAllowed (ASLR off, READ_IMPLIES_EXEC,
-// MMAP_PAGE_ZERO… help exploits).
+// personalityCheck denies every persona but PER_LINUX with personalityFlags and the query
+// (ASLR off, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO… help exploits).
 func personalityCheck() argCheck {
 	c := argCheck{name: "personality", why: "values other than PER_LINUX, PER_LINUX32, UNAME26 and the query"}
-	for _, block := range coverBlocks(personalityAllowed, 32) {
+	for _, block := range coverOtherBits(personalityFlags, 32) {
 		c.matches = append(c.matches, []cond{masked(0, block.mask, block.value)})
 	}
 	c.matches = append(c.matches, []cond{above64(0, perQuery)})
@@ -160,7 +161,7 @@ func personalityCheck() argCheck {
 // SOCK_CLOEXEC live above it).
 const sockTypeMask = 0xf
 
-// block is an aligned power-of-two range of 32-bit values: v is in it when v&mask == value.
+// block is the 32-bit values whose bits under mask are value's: v is in it when v&mask == value.
 type block struct{ mask, value uint32 }
 
 // coverBlocks covers [0, 2^width) minus allowed with as few aligned blocks as possible. Each
@@ -187,6 +188,35 @@ func coverBlocks(allowed []uint32, width uint) []block {
 		}
 	}
 	split(0, 1<<width)
+	return blocks
+}
+
+// coverOtherBits covers the values of [0, 2^width) with a bit outside flags (two such bits at
+// least), all but the one with every bit set (perQuery, for width 32), with one block for each
+// bit: none of the values with flags' bits alone. Aligned blocks (coverBlocks) would take up to width for each allowed value
+// apart (83 for personality's, 215 of the default filter's 413 instructions); two bits each
+// suffice here. Over the cycle of the other bits, o0 o1 … o0, a block each for "o(i) clear and
+// o(i+1) set", and for each flag bit f "f clear and o0 set". A value with some other bit set and
+// some clear has, along the cycle, a clear one followed by a set one; a value with every other
+// bit set and some flag bit clear has that flag clear and o0 set. Every block needs an other bit
+// set and some bit clear, which neither the allowed values nor the all-ones value have.
+func coverOtherBits(flags uint32, width uint) []block {
+	var other, flag []uint32
+	for i := range width {
+		if bit := uint32(1) << i; flags&bit != 0 {
+			flag = append(flag, bit)
+		} else {
+			other = append(other, bit)
+		}
+	}
+	var blocks []block
+	for i, clear := range other {
+		set := other[(i+1)%len(other)]
+		blocks = append(blocks, block{mask: clear | set, value: set})
+	}
+	for _, clear := range flag {
+		blocks = append(blocks, block{mask: clear | other[0], value: other[0]})
+	}
 	return blocks
 }
 
