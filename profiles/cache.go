@@ -80,7 +80,7 @@ func (pl *planner) caches() (*plan.Caches, []plan.Mount, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("resolve %s: %w", root, err)
 	}
-	if !isDir(dir) && !creatable(dir) {
+	if !pl.paths.isDir(dir) && !pl.creatable(dir) {
 		// Inside an outer sandbox that keeps the cache home read-only (an agent harness's own),
 		// the run goes without caches rather than not at all.
 		pl.warnings = append(pl.warnings, pl.p.errorAt("cache.tools", "", "%s cannot be created here (its parent is not writable): this run keeps no caches", dir))

@@ -38,6 +38,8 @@ type planner struct {
 	// (homewrite.go).
 	cwdWrites map[string]bool
 	writes    []written
+	// creatableIn answers creatable for the paths in each directory asked about.
+	creatableIn map[string]bool
 }
 
 // plan builds the mount list (see the contract's "Spec.Mounts semantics"): grants, masks,
@@ -78,9 +80,7 @@ func (pl *planner) plan() ([]plan.Mount, error) {
 		return nil, err
 	}
 	pl.dropRedundant()
-	if err := pl.systemLinks(); err != nil {
-		return nil, err
-	}
+	pl.systemLinks()
 	pl.recreateLinks()
 	if err := pl.home(); err != nil {
 		return nil, err
@@ -101,10 +101,6 @@ func (pl *planner) grant(kind plan.MountKind, e entry) error {
 	case !w.exists:
 		return pl.p.errorAt(e.key, e.raw, "missing required path %s (mark it optional with a trailing ?)", e.path)
 	}
-	info, err := os.Stat(w.physical)
-	if err != nil {
-		return pl.p.errorAt(e.key, e.raw, "stat %s: %w", w.physical, err)
-	}
 	if kind == plan.MountBind {
 		pl.writes = append(pl.writes, written{e, w.physical, pl.cwdWrites[e.raw]})
 	}
@@ -115,7 +111,7 @@ func (pl *planner) grant(kind plan.MountKind, e entry) error {
 		pl.warn(e, "the whole host filesystem is writable (is the working directory /?)")
 	}
 	pl.named[w.physical] = e.path
-	pl.mounts = append(pl.mounts, plan.Mount{Kind: kind, Source: w.physical, Target: w.physical, IsDir: info.IsDir()})
+	pl.mounts = append(pl.mounts, plan.Mount{Kind: kind, Source: w.physical, Target: w.physical, IsDir: w.dir})
 	return nil
 }
 
@@ -152,10 +148,6 @@ func (pl *planner) hide(e entry) error {
 		return nil
 	}
 	target := w.physical
-	info, err := os.Stat(target)
-	if err != nil {
-		return pl.p.errorAt(e.key, e.raw, "stat %s: %w", target, err)
-	}
 	if err := pl.yieldTo(e, target); err != nil {
 		return err
 	}
@@ -169,10 +161,10 @@ func (pl *planner) hide(e entry) error {
 		return pl.p.errorAt(e.key, e.raw, "%s is both hidden and granted as %s; remove one", e.path, g.Kind)
 	}
 	kind := plan.MountHideFile
-	if info.IsDir() {
+	if w.dir {
 		kind = plan.MountHideDir
 	}
-	pl.mounts = append(pl.mounts, plan.Mount{Kind: kind, Target: target, IsDir: info.IsDir()})
+	pl.mounts = append(pl.mounts, plan.Mount{Kind: kind, Target: target, IsDir: w.dir})
 	return nil
 }
 
@@ -209,7 +201,7 @@ func (pl *planner) protect(e entry) error {
 	if err != nil {
 		return err
 	}
-	if info == nil && e.optional && !isDir(filepath.Dir(e.path)) || pl.protected(target) {
+	if info == nil && e.optional && !pl.paths.isDir(filepath.Dir(e.path)) || pl.protected(target) {
 		return nil
 	}
 	for _, m := range pl.mounts {
@@ -229,7 +221,7 @@ func (pl *planner) protect(e entry) error {
 			pl.warn(e, "%s is not beneath any writable grant; nothing to protect", e.path)
 		}
 		return nil
-	case info == nil && !creatable(e.path):
+	case info == nil && !pl.creatable(e.path):
 		return nil // what this user cannot create, the sandbox cannot either
 	}
 	for _, dir := range between(g.Target, target) {
@@ -272,24 +264,12 @@ func (pl *planner) maskable(e entry) (fs.FileInfo, string, error) {
 }
 
 // systemLinks recreates the host's merged-/usr symlinks.
-func (pl *planner) systemLinks() error {
+func (pl *planner) systemLinks() {
 	for _, link := range systemLinks {
-		if !isSystemLink(link) || pl.at(link) != nil {
-			continue
+		if text, isLink := pl.paths.readlink(link); isLink && pl.at(link) == nil {
+			pl.mounts = append(pl.mounts, plan.Mount{Kind: plan.MountSymlink, Source: text, Target: link})
 		}
-		text, err := os.Readlink(link)
-		if err != nil {
-			return fmt.Errorf("readlink %s: %w", link, err)
-		}
-		pl.mounts = append(pl.mounts, plan.Mount{Kind: plan.MountSymlink, Source: text, Target: link})
 	}
-	return nil
-}
-
-// isSystemLink reports whether path is one of the host's merged-/usr symlinks.
-func isSystemLink(path string) bool {
-	info, err := os.Lstat(path)
-	return err == nil && info.Mode()&fs.ModeSymlink != 0 && slices.Contains(systemLinks, path)
 }
 
 // home makes sure $HOME exists inside: an empty directory unless a mount provides it.
@@ -335,6 +315,18 @@ func (pl *planner) warn(e entry, format string, args ...any) {
 func isDir(path string) bool {
 	info, err := os.Stat(path)
 	return err == nil && info.IsDir()
+}
+
+// creatable is the package's creatable, asked once per directory: a profile's protections
+// share a few (the working directory's, above all).
+func (pl *planner) creatable(path string) bool {
+	dir := filepath.Dir(path)
+	ok, asked := pl.creatableIn[dir]
+	if !asked {
+		ok = creatable(path)
+		pl.creatableIn[dir] = ok
+	}
+	return ok
 }
 
 // creatable reports whether this user could create the missing path: whether its deepest

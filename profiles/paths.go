@@ -23,23 +23,27 @@ const maxLinks = 40
 // Resolve changes nothing on disk, so an answer holds for the whole call.
 type resolver struct {
 	walked map[string]walked
-	follow int // symlinks followed by the walk in progress
+	texts  map[string]string // each symlink met, by its physical path: its text
+	follow int               // symlinks followed by the walk in progress
 }
 
 // walked is where a clean absolute path leads on the host.
 type walked struct {
 	physical string   // every symlink followed; a missing tail kept as written
 	exists   bool     // physical exists
+	dir      bool     // physical is a directory
 	links    []string // the symlinks met on the way, as physical paths of the links themselves
 	err      error    // a failure other than a missing component
 }
 
-func newResolver() *resolver { return &resolver{walked: map[string]walked{}} }
+func newResolver() *resolver {
+	return &resolver{walked: map[string]walked{}, texts: map[string]string{}}
+}
 
 // walk resolves a clean absolute path, following every symlink, the last component's too.
 func (r *resolver) walk(path string) walked {
 	if path == "/" {
-		return walked{physical: "/", exists: true}
+		return walked{physical: "/", exists: true, dir: true}
 	}
 	if w, ok := r.walked[path]; ok {
 		return w
@@ -66,7 +70,7 @@ func (r *resolver) step(parent walked, name string) walked {
 		w.err = err
 		return w
 	case info.Mode()&fs.ModeSymlink == 0:
-		w.exists = true
+		w.exists, w.dir = true, info.IsDir()
 		return w
 	}
 	if r.follow++; r.follow > maxLinks {
@@ -79,6 +83,7 @@ func (r *resolver) step(parent walked, name string) walked {
 		w.err = err
 		return w
 	}
+	r.texts[next] = text
 	if !filepath.IsAbs(text) {
 		text = filepath.Join(parent.physical, text)
 	}
@@ -98,6 +103,20 @@ func (r *resolver) step(parent walked, name string) walked {
 func (r *resolver) physical(path string) (string, error) {
 	w := r.walk(path)
 	return w.physical, w.err
+}
+
+// readlink returns the text of the symlink at path, whose parent directories hold no symlink, and
+// whether there is one.
+func (r *resolver) readlink(path string) (string, bool) {
+	r.walk(path)
+	text, ok := r.texts[path]
+	return text, ok
+}
+
+// isDir reports whether path, every symlink followed, is a directory.
+func (r *resolver) isDir(path string) bool {
+	w := r.walk(path)
+	return w.exists && w.dir && w.err == nil
 }
 
 // place returns path with its parent directories' symlinks followed and its final name kept:

@@ -38,6 +38,7 @@ var shellFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".profile",
 // error outside any repository, and nil and the reason when one was found but refused.
 func findRepository(cwd, home string, uid int) (*repository, error) {
 	var dotGits []string
+	dev, onDev := device(cwd) // dir's filesystem: git stops looking for a repository at a boundary
 	for dir := cwd; ; {
 		dotGit := filepath.Join(dir, ".git")
 		info, err := os.Lstat(dotGit)
@@ -60,7 +61,11 @@ func findRepository(cwd, home string, uid int) (*repository, error) {
 		}
 		dotGits = append(dotGits, dotGit)
 		parent := filepath.Dir(dir)
-		if parent == dir || !sameDevice(dir, parent) {
+		if parent == dir || !onDev {
+			return nil, nil
+		}
+		parentDev, ok := device(parent)
+		if !ok || parentDev != dev {
 			return nil, nil
 		}
 		dir = parent
@@ -215,11 +220,11 @@ func readSmall(file string) ([]byte, error) {
 	return os.ReadFile(file)
 }
 
-// sameDevice reports whether a and b are on one filesystem: git stops looking for a
-// repository at a filesystem boundary.
-func sameDevice(a, b string) bool {
-	var sa, sb syscall.Stat_t
-	return syscall.Stat(a, &sa) == nil && syscall.Stat(b, &sb) == nil && sa.Dev == sb.Dev
+// device returns the filesystem path is on (symlinks followed), and whether it could tell.
+func device(path string) (uint64, bool) {
+	var st syscall.Stat_t
+	err := syscall.Stat(path, &st)
+	return st.Dev, err == nil
 }
 
 // ownedBy reports whether path is owned by uid, as git's safe.directory check wants.

@@ -38,7 +38,7 @@ func Resolve(p *Profile, host Host, argv []string) (*plan.Spec, error) {
 	warnings, err := validate(e)
 	errs.add(err)
 	pl := &planner{p: e, host: host, repo: repo, selfBinds: map[string]bool{}, named: map[string]string{}, paths: paths,
-		cwdWrites: cwdWrites(p, vars)}
+		cwdWrites: cwdWrites(p, vars), creatableIn: map[string]bool{}}
 	mounts, err := pl.plan()
 	if errs.add(err); len(errs) > 0 {
 		return nil, errs.err()
