@@ -1,7 +1,6 @@
 package profiles
 
 import (
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/internal/random"
 	"github.com/jail-sandbox/jail/workspace"
 )
 
@@ -37,11 +37,9 @@ func HostFromOS() (Host, error) {
 	if err != nil {
 		return Host{}, fmt.Errorf("working directory: %w", err)
 	}
-	// 64 bits from getrandom(2), in a short name; not crypto/rand, whose package set-up every
-	// run of jail would pay for.
-	id := make([]byte, 8)
-	if _, err := unix.Getrandom(id, 0); err != nil {
-		return Host{}, fmt.Errorf("getrandom: %w", err)
+	runID, err := random.Hex(8) // 64 bits, in a short name
+	if err != nil {
+		return Host{}, err
 	}
 	var info unix.Sysinfo_t
 	if err := unix.Sysinfo(&info); err != nil {
@@ -49,7 +47,7 @@ func HostFromOS() (Host, error) {
 	}
 	return Host{
 		Home: home, Cwd: cwd, TmpDir: os.Getenv("TMPDIR"),
-		Environ: os.Environ(), UID: os.Getuid(), GID: os.Getgid(), RunID: hex.EncodeToString(id),
+		Environ: os.Environ(), UID: os.Getuid(), GID: os.Getgid(), RunID: runID,
 		ChangeSet: workspace.NewID(),
 		RAM:       uint64(info.Totalram) * uint64(info.Unit),
 	}, nil

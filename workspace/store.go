@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -9,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/jail-sandbox/jail/internal/random"
 )
 
 // The store holds one directory per change set, named by its ID:
@@ -53,19 +52,8 @@ func Layout(dir string) (upper, work string) {
 
 // NewID returns a fresh change-set ID: 8 random hex digits, short enough to type.
 func NewID() string {
-	return randomHex(4)
-}
-
-// randomHex is n bytes from getrandom(2), in hex (not crypto/rand, whose package set-up every
-// run of jail would pay for).
-func randomHex(n int) string {
-	b := make([]byte, n)
-	for {
-		if _, err := unix.Getrandom(b, 0); !errors.Is(err, unix.EINTR) {
-			break // getrandom without GRND_NONBLOCK fails only with EINTR, once the pool is up
-		}
-	}
-	return hex.EncodeToString(b)
+	id, _ := random.Hex(4) // all zeros where getrandom fails, as ever
+	return id
 }
 
 // ValidID reports whether id can name a change set: letters, digits, '.', '_' and '-', not

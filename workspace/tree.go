@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/internal/random"
 )
 
 // beneath is how every path in the tree is looked up: beneath its root, through no symlink and
@@ -133,7 +135,8 @@ func (t *treeWriter) do(o op) error {
 	if e.Mode.IsDir() {
 		return t.makeDir(parent, o.path, e.Mode)
 	}
-	tmp := ".jail-apply-" + randomHex(8)
+	id, _ := random.Hex(8) // all zeros where getrandom fails, as before
+	tmp := ".jail-apply-" + id
 	if err := t.create(parent, tmp, e); err != nil {
 		unix.Unlinkat(parent, tmp, 0)
 		return err
