@@ -272,7 +272,9 @@ func (sb *sandbox) begin(spec *plan.Spec, obs *observer) {
 		sb.deadline = time.Now().Add(time.Duration(d * float64(time.Second)))
 		sb.timer = time.AfterFunc(time.Until(sb.deadline), sb.expire)
 	}
-	go sb.forwardSignals()
+	if !sb.signals.held { // else jail's waiter forwards them, and C never receives
+		go sb.forwardSignals()
+	}
 }
 
 // discard kills an init that never got a plan, unseen: it printed nothing and ran nothing.
