@@ -270,3 +270,36 @@ func TestPlaceholdersUnderConcurrentRuns(t *testing.T) {
 		t.Errorf("the tree changed:\n%s\nwas:\n%s", after, before)
 	}
 }
+
+// TestPlaceholdersOutliveWhatTheCommandLeft: the command leaves processes in the background (in
+// sessions of their own) that keep trying to plant .envrc and .vscode/tasks.json, and exits. pid
+// 1 kills them before it says the sandbox is empty, and the waiter removes the placeholders only
+// after: none of them may find a name bare (placeholders removed before pid 1 had killed them
+// failed this). Afterwards the tree is as it was. The same loops plant both files outside jail.
+func TestPlaceholdersOutliveWhatTheCommandLeft(t *testing.T) {
+	plant := `while :; do echo x >.envrc; mkdir -p .vscode && echo x >.vscode/tasks.json; done 2>/dev/null`
+	// The command exits once both loops run.
+	script := `for i in 1 2; do setsid sh -c "$1" </dev/null >/dev/null 2>&1 & done
+		for i in $(seq 1000); do [ "$(pgrep -c -f '^sh -c while :')" -ge 2 ] && break; sleep 0.01; done; exit 0`
+	bare := t.TempDir()
+	cmd := exec.Command("sh", "-c", `sh -c "$1" & for i in $(seq 1000); do [ -e .envrc ] && [ -e .vscode/tasks.json ] && break; sleep 0.01; done; kill $!`, "sh", plant)
+	cmd.Dir = bare
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("without jail: %v: %s", err, out)
+	}
+	for _, p := range []string{".envrc", ".vscode/tasks.json"} {
+		if _, err := os.Lstat(filepath.Join(bare, p)); err != nil {
+			t.Fatalf("without jail the loops planted no %s (%v): the test would prove nothing", p, err)
+		}
+	}
+	proj, _ := project(t)
+	before := hostView(t, proj)
+	for i := range 5 {
+		if _, errOut, code := runJailIn(t, proj, "", "--", "sh", "-c", script, "sh", plant); code != 0 {
+			t.Fatalf("run %d: exit %d: %s", i, code, errOut)
+		}
+		if after := hostView(t, proj); after != before {
+			t.Fatalf("run %d: the tree changed:\n%s\nwas:\n%s", i, after, before)
+		}
+	}
+}
