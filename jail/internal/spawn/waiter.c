@@ -9,7 +9,7 @@
 // threads and unmap its runtime, and the caller waited for that after the command had ended.
 // The host now leaves once it has sent init the plan, when nothing is left for it to do (no
 // terminal, report, proxy or fallback; init then prints its own errors, this process enforces
-// the timeout and, once init is reaped, releases the run's placeholders): it hands the sandbox
+// the timeout and, at the sandbox's end, releases the run's placeholders): it hands the sandbox
 // over ('H' on the hand socket, with the placeholders' hold as descriptors) and exits, its
 // teardown overlapping init's work and the command's. Otherwise it stays, and this process
 // passes it init's wait status and resource usage (back pipe: only init's parent can reap
@@ -58,7 +58,8 @@ struct waiter {
 	int timeout_status;
 	char timeout_error[256];
 	// The hold on the placeholders the run's protections sit on, which the host hands over with
-	// its 'H' (package placeholder): released once init is reaped.
+	// its 'H' (package placeholder): released once pid 1 has left its namespaces after saying
+	// the sandbox is empty, or else once init is reaped (release).
 	int held[JAIL_HAND_MAX_FDS], nheld;
 	// The audit's baseline (package audit), which the host hands over with an 'a' before its
 	// 'H'; -1: none. Once init is reaped, jail is executed to list what the run wrote unseen,
@@ -66,8 +67,9 @@ struct waiter {
 	int audit_fd;
 	// end_fd is the end pipe from pid 1 (jail_pid1_end_fd; -1 once closed). Its byte says that
 	// nothing of the sandbox runs any more (ended): the sentinels are checked then (audited,
-	// unseen), while pid 1 exits, rather than once it is reaped.
-	int end_fd, ended, audited, unseen;
+	// unseen), while pid 1 exits, rather than once it is reaped. Its EOF after the byte says
+	// that pid 1 has left its namespaces (left): the placeholders are released then.
+	int end_fd, ended, left, audited, unseen;
 };
 
 // take_timeout takes a 'T' record's body at b (n bytes; waiter.go's handOver): the time left in
@@ -195,13 +197,18 @@ static void forward(struct waiter *w, int sfd) {
 	}
 }
 
-// read_end reads pid 1's end pipe: a byte once the sandbox is empty, EOF when pid 1 exits
-// without one (killed, or failing), which says nothing about the rest of the sandbox.
+// read_end reads pid 1's end pipe: a byte once the sandbox is empty, then EOF once pid 1 has
+// left its namespaces: an exiting process's last descriptors close in its task work, which the
+// kernel runs after it has left them (do_exit), and pid 1 is the end pipe's only writer. EOF
+// without a byte (pid 1 killed, or failing) says nothing about the rest of the sandbox.
 static void read_end(struct waiter *w) {
 	char c;
 	ssize_t n = read(w->end_fd, &c, 1);
-	if (n == 1)
+	if (n == 1) {
 		w->ended = 1;
+		return;
+	}
+	w->left = n == 0 && w->ended;
 	if (n >= 0 || errno != EINTR) {
 		close(w->end_fd);
 		w->end_fd = -1;
@@ -214,6 +221,15 @@ static void audit(struct waiter *w) {
 		w->unseen = jail_audit_changed(w->audit_fd);
 		w->audited = 1;
 	}
+}
+
+// release removes the run's placeholders once (jail_release_placeholders), after the audit has
+// looked: removing them changes their directories' ctimes.
+static void release(struct waiter *w) {
+	audit(w);
+	if (w->nheld > 0)
+		jail_release_placeholders(w->held, w->nheld);
+	w->nheld = 0;
 }
 
 // time_left returns how long until the handed-over timeout, or NULL when there is none.
@@ -271,6 +287,13 @@ __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, in
 			read_end(w);
 		if (w->ended)
 			audit(w); // while pid 1 exits
+		// The placeholders may go while pid 1 ends its exit: it wrote its byte only once it had
+		// killed and reaped every process of its pid namespace, nested ones too, so none is left
+		// to find a protected name bare. They wait for the EOF after it, when pid 1 has left its
+		// mount namespace: removed under a mount still there, each would detach it and wait for
+		// an expedited RCU grace period. Without the byte, only once init is reaped (below).
+		if (w->left)
+			release(w);
 		if (fds[0].revents) {
 			jail_drain_signalfd(cfd);
 			reap(w);
@@ -278,13 +301,10 @@ __attribute__((noreturn)) static void wait_sandbox(struct waiter *w, int cfd, in
 		if (w->started)
 			forward(w, sfd);
 	}
-	// init is reaped: the sandbox is gone. The audit looks first, unless it did once the sandbox
-	// was empty: removing the placeholders changes their directories' ctimes. They go only now,
-	// with the sandbox's mount namespace: one removed from under a mount there would detach it.
-	audit(w);
+	// init is reaped: the sandbox is gone. The placeholders go now unless they did once pid 1
+	// had left its namespaces.
+	release(w);
 	int unseen = w->unseen;
-	if (w->nheld > 0)
-		jail_release_placeholders(w->held, w->nheld);
 	int status = jail_exit_status(w->handed_over ? w->init_ws : w->host_ws);
 	if (w->timed_out) {
 		dprintf(2, "jail: %s\n", w->timeout_error);
