@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/internal/testutil"
 	"github.com/jail-sandbox/jail/plan"
 )
 
@@ -19,7 +20,7 @@ func TestCaches(t *testing.T) {
 	load := func(host Host, text string) *plan.Spec {
 		t.Helper()
 		file := filepath.Join(t.TempDir(), "p.toml")
-		writeFile(t, file, text)
+		testutil.WriteFile(t, file, text)
 		p, err := Load(file, host)
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // TestCheckFindsEveryError checks that one Check reports each mistake of a file and of the file
@@ -14,8 +16,8 @@ import (
 func TestCheckFindsEveryError(t *testing.T) {
 	host := testHost(t)
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "base.toml"), "[process]\nenv = [\"PATH\", \"not a name\"]\n")
-	writeFile(t, filepath.Join(dir, "top.toml"), `extends = ["base.toml"]
+	testutil.WriteFile(t, filepath.Join(dir, "base.toml"), "[process]\nenv = [\"PATH\", \"not a name\"]\n")
+	testutil.WriteFile(t, filepath.Join(dir, "top.toml"), `extends = ["base.toml"]
 [filesystem]
 reed = ["/etc"]
 read = ["/usr", "/no/such/jail/path", "$NOPE/x"]
@@ -65,7 +67,7 @@ deny = ["ptrce"]
 func TestCheckGood(t *testing.T) {
 	host := testHost(t)
 	file := filepath.Join(t.TempDir(), "ok.toml")
-	writeFile(t, file, "extends = [\"agent\"]\n[network]\ntcp_connect = [443]\n")
+	testutil.WriteFile(t, file, "extends = [\"agent\"]\n[network]\ntcp_connect = [443]\n")
 	spec, err := Check(file, host)
 	if err != nil {
 		t.Fatalf("Check: %v", err)

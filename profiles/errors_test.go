@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // TestBadProfiles loads and resolves each bad fixture in testdata/profiles (the CLI's tests use
@@ -65,8 +67,8 @@ func TestExtendsCycles(t *testing.T) {
 func TestErrorLocationAfterMerge(t *testing.T) {
 	host := testHost(t)
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "base.toml"), "[filesystem]\nread = [\n  \"/usr\",\n  \"$CWD/missing\",\n]\n")
-	writeFile(t, filepath.Join(dir, "top.toml"), "extends = [\"base.toml\"]\n[filesystem]\nread = [\"/etc\"]\n")
+	testutil.WriteFile(t, filepath.Join(dir, "base.toml"), "[filesystem]\nread = [\n  \"/usr\",\n  \"$CWD/missing\",\n]\n")
+	testutil.WriteFile(t, filepath.Join(dir, "top.toml"), "extends = [\"base.toml\"]\n[filesystem]\nread = [\"/etc\"]\n")
 	p, err := Load(filepath.Join(dir, "top.toml"), host)
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +80,7 @@ func TestErrorLocationAfterMerge(t *testing.T) {
 // TestExtendsNotFound checks that a missing extended profile is located at the extends line.
 func TestExtendsNotFound(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "top.toml"), "description = \"x\"\nextends = [\"no-such-profile\"]\n")
+	testutil.WriteFile(t, filepath.Join(dir, "top.toml"), "description = \"x\"\nextends = [\"no-such-profile\"]\n")
 	_, err := Load(filepath.Join(dir, "top.toml"), testHost(t))
 	wantError(t, err, "top.toml", 2, "extends", `profile "no-such-profile" not found`)
 }

@@ -48,17 +48,6 @@ func mustResolve(t *testing.T, host Host, text string) *plan.Spec {
 	return spec
 }
 
-// writeFile creates path (and its parents) with content.
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // mkdir creates a directory and its parents.
 func mkdir(t *testing.T, path string) {
 	t.Helper()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/internal/testutil"
 	"github.com/jail-sandbox/jail/plan"
 )
 
@@ -37,7 +38,7 @@ func TestHomeFromCwdRefused(t *testing.T) {
 		}
 	}
 	host.Cwd = filepath.Join(host.Home, "proj")
-	writeFile(t, filepath.Join(host.Cwd, "f"), "")
+	testutil.WriteFile(t, filepath.Join(host.Cwd, "f"), "")
 	if _, err := agentWith(t, host); err != nil {
 		t.Errorf("from a project beneath the home: %v", err)
 	}
@@ -78,7 +79,7 @@ func TestHomeNamedIsGranted(t *testing.T) {
 func TestHomeFromCwdInAnyEntry(t *testing.T) {
 	host := testHost(t)
 	host.Cwd = filepath.Join(host.Home, "proj")
-	writeFile(t, filepath.Join(host.Cwd, "f"), "")
+	testutil.WriteFile(t, filepath.Join(host.Cwd, "f"), "")
 	if _, err := resolve(t, host, "[filesystem]\nwrite = [\"${CWD}/..\"]\n"); err == nil || !strings.Contains(err.Error(), "test.toml:2: filesystem.write: refusing") {
 		t.Errorf("write ${CWD}/..: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/internal/testutil"
 	"github.com/jail-sandbox/jail/plan"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestLinkGrantBeneathBind(t *testing.T) {
 	host := testHost(t)
 	etc, usr := filepath.Join(host.Cwd, "etc"), filepath.Join(host.Cwd, "usr")
-	writeFile(t, filepath.Join(usr, "zone"), "UTC")
+	testutil.WriteFile(t, filepath.Join(usr, "zone"), "UTC")
 	mkdir(t, etc)
 	link := filepath.Join(etc, "localtime")
 	if err := os.Symlink(filepath.Join(usr, "zone"), link); err != nil {
@@ -52,7 +53,7 @@ read = ["`+link+`"]`)
 // hides apply there; the link is recreated, pointing at it.
 func TestGrantThroughSymlinkIsPhysical(t *testing.T) {
 	host := testHost(t)
-	writeFile(t, host.Home+"/.ssh/id_ed25519", "KEY")
+	testutil.WriteFile(t, host.Home+"/.ssh/id_ed25519", "KEY")
 	link := filepath.Join(t.TempDir(), "hl")
 	symlink(t, host.Home, link)
 	spec := mustResolve(t, host, `[filesystem]
@@ -75,7 +76,7 @@ hide = ["~/.ssh"]
 func TestWorkingDirectoryThroughSymlink(t *testing.T) {
 	host := testHost(t)
 	real := host.Cwd
-	writeFile(t, real+"/.envrc", "x")
+	testutil.WriteFile(t, real+"/.envrc", "x")
 	host.Cwd = filepath.Join(t.TempDir(), "pl")
 	symlink(t, real, host.Cwd)
 	spec := mustResolve(t, host, "[filesystem]\nwrite = [\"$CWD\"]\nprotect = [\"$CWD/.envrc\", \"$CWD/.vscode/\"]\n")
@@ -101,7 +102,7 @@ func TestWorkingDirectoryThroughSymlink(t *testing.T) {
 // the mask — a read grant with a warning, a writable one with an error — however it is named.
 func TestHideWinsBeneath(t *testing.T) {
 	host := testHost(t)
-	writeFile(t, host.Home+"/.ssh/id_ed25519", "KEY")
+	testutil.WriteFile(t, host.Home+"/.ssh/id_ed25519", "KEY")
 	dir := t.TempDir()
 	symlink(t, host.Home+"/.ssh/id_ed25519", dir+"/key")
 	symlink(t, host.Home+"/.ssh", dir+"/ssh")

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // TestMergeOrder: extends apply first, in order; later scalars win; lists append without
@@ -12,9 +14,9 @@ import (
 func TestMergeOrder(t *testing.T) {
 	host := testHost(t)
 	dir := t.TempDir()
-	writeFile(t, dir+"/one.toml", "description = \"one\"\n[process]\nhostname = \"one\"\nenv = [\"A\", \"B\"]\n[limits]\ncpu = 1\n")
-	writeFile(t, dir+"/two.toml", "[process]\nhostname = \"two\"\nenv = [\"B\", \"C\"]\n[syscalls]\nlog = true\n")
-	writeFile(t, dir+"/top.toml", "extends = [\"one.toml\", \"two.toml\"]\n[process]\nenv = [\"D\", \"A\"]\n[limits]\ncpu = 3\n")
+	testutil.WriteFile(t, dir+"/one.toml", "description = \"one\"\n[process]\nhostname = \"one\"\nenv = [\"A\", \"B\"]\n[limits]\ncpu = 1\n")
+	testutil.WriteFile(t, dir+"/two.toml", "[process]\nhostname = \"two\"\nenv = [\"B\", \"C\"]\n[syscalls]\nlog = true\n")
+	testutil.WriteFile(t, dir+"/top.toml", "extends = [\"one.toml\", \"two.toml\"]\n[process]\nenv = [\"D\", \"A\"]\n[limits]\ncpu = 3\n")
 	p, err := Load(dir+"/top.toml", host)
 	if err != nil {
 		t.Fatal(err)
@@ -54,9 +56,9 @@ func TestMergeOverlay(t *testing.T) {
 func TestLookupOrder(t *testing.T) {
 	host := testHost(t)
 	config := filepath.Join(host.Home, ".config", "jail")
-	writeFile(t, config+"/agent.toml", "description = \"user agent\"\n")
-	writeFile(t, config+"/mine.toml", "description = \"user mine\"\n")
-	writeFile(t, host.Cwd+"/.jail/agent.toml", "description = \"planted\"\n")
+	testutil.WriteFile(t, config+"/agent.toml", "description = \"user agent\"\n")
+	testutil.WriteFile(t, config+"/mine.toml", "description = \"user mine\"\n")
+	testutil.WriteFile(t, host.Cwd+"/.jail/agent.toml", "description = \"planted\"\n")
 	for ref, want := range map[string]string{"agent": "user agent", "mine": "user mine", "minimal": "only the dynamic loader"} {
 		p, err := Load(ref, host)
 		if err != nil {
@@ -85,9 +87,9 @@ func TestLookupOrder(t *testing.T) {
 func TestProfileFileBound(t *testing.T) {
 	host := testHost(t)
 	dir := t.TempDir()
-	writeFile(t, dir+"/exact.toml", "#"+strings.Repeat("x", MaxProfileSize-2)+"\n")
-	writeFile(t, dir+"/over.toml", "#"+strings.Repeat("x", MaxProfileSize-1)+"\n")
-	writeFile(t, dir+"/extends.toml", "extends = [\"/dev/zero\"]\n")
+	testutil.WriteFile(t, dir+"/exact.toml", "#"+strings.Repeat("x", MaxProfileSize-2)+"\n")
+	testutil.WriteFile(t, dir+"/over.toml", "#"+strings.Repeat("x", MaxProfileSize-1)+"\n")
+	testutil.WriteFile(t, dir+"/extends.toml", "extends = [\"/dev/zero\"]\n")
 	config := filepath.Join(host.Home, ".config", "jail")
 	mkdir(t, config+"/dir.toml")
 	if _, err := Load(dir+"/exact.toml", host); err != nil {
@@ -114,10 +116,10 @@ func TestProfileFileBound(t *testing.T) {
 // .jail/, that would be the project directory, which a sandbox writes.
 func TestExtendsStaysBeside(t *testing.T) {
 	host := testHost(t)
-	writeFile(t, host.Cwd+"/base.toml", "description = \"planted\"\n")
-	writeFile(t, host.Cwd+"/.jail/sub/inner.toml", "description = \"inner\"\n")
-	writeFile(t, host.Cwd+"/.jail/dev.toml", "extends = [\"../base.toml\"]\n")
-	writeFile(t, host.Cwd+"/.jail/ok.toml", "extends = [\"sub/inner.toml\", \""+host.Cwd+"/.jail/sub/inner.toml\", \"agent\"]\n")
+	testutil.WriteFile(t, host.Cwd+"/base.toml", "description = \"planted\"\n")
+	testutil.WriteFile(t, host.Cwd+"/.jail/sub/inner.toml", "description = \"inner\"\n")
+	testutil.WriteFile(t, host.Cwd+"/.jail/dev.toml", "extends = [\"../base.toml\"]\n")
+	testutil.WriteFile(t, host.Cwd+"/.jail/ok.toml", "extends = [\"sub/inner.toml\", \""+host.Cwd+"/.jail/sub/inner.toml\", \"agent\"]\n")
 	_, err := Load(host.Cwd+"/.jail/dev.toml", host)
 	wantError(t, err, "dev.toml", 1, "extends", "climbs out of the directory")
 	if p, err := Load(host.Cwd+"/.jail/ok.toml", host); err != nil || p.Description != "inner" && !strings.HasPrefix(p.Description, "the working") {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/internal/testutil"
 	"github.com/jail-sandbox/jail/plan"
 )
 
@@ -18,7 +19,7 @@ func TestSymlinkResolution(t *testing.T) {
 	host := testHost(t)
 	dir := t.TempDir()
 	mkdir(t, dir+"/real/sub")
-	writeFile(t, dir+"/real/file", "x")
+	testutil.WriteFile(t, dir+"/real/file", "x")
 	symlink(t, "real", dir+"/link")       // a symlinked directory
 	symlink(t, "real/file", dir+"/flink") // a symlinked file
 	spec := mustResolve(t, host, "[filesystem]\nread = [\""+dir+"/link\", \""+dir+"/link/sub\", \""+dir+"/flink\"]\n")
@@ -86,7 +87,7 @@ func TestProtect(t *testing.T) {
 	host := testHost(t)
 	cwd := host.Cwd
 	mkdir(t, cwd+"/.git/objects")
-	writeFile(t, cwd+"/.git/config", "")
+	testutil.WriteFile(t, cwd+"/.git/config", "")
 	mkdir(t, cwd+"/.vscode")
 	spec := mustResolve(t, host, `[filesystem]
 write = ["$CWD"]
@@ -175,7 +176,7 @@ func TestMaskConflicts(t *testing.T) {
 func TestHide(t *testing.T) {
 	host := testHost(t)
 	mkdir(t, host.Cwd+"/secrets")
-	writeFile(t, host.Cwd+"/.env", "TOKEN=x")
+	testutil.WriteFile(t, host.Cwd+"/.env", "TOKEN=x")
 	spec := mustResolve(t, host, `[filesystem]
 read = ["$CWD", "/usr"]
 hide = ["$CWD/secrets", "$CWD/.env", "$CWD/missing", "/var/log", "/usr"]

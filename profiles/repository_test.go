@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/internal/testutil"
 	"github.com/jail-sandbox/jail/plan"
 )
 
@@ -102,42 +103,42 @@ func TestLinkedWorktree(t *testing.T) {
 func TestPlantedPointersRefused(t *testing.T) {
 	for name, plant := range map[string]func(t *testing.T, host Host) string{
 		"gitdir home": func(t *testing.T, host Host) string {
-			writeFile(t, host.Cwd+"/.git", "gitdir: "+host.Home+"\n")
+			testutil.WriteFile(t, host.Cwd+"/.git", "gitdir: "+host.Home+"\n")
 			return "not a git directory"
 		},
 		"gitdir home looking like a repository": func(t *testing.T, host Host) string {
 			gitInit(t, host.Home) // a dotfiles repository at ~: ~/.git is a git directory
-			writeFile(t, host.Cwd+"/.git", "gitdir: "+host.Home+"/.git\n")
+			testutil.WriteFile(t, host.Cwd+"/.git", "gitdir: "+host.Home+"/.git\n")
 			return "neither a linked worktree nor a submodule"
 		},
 		"gitdir elsewhere": func(t *testing.T, host Host) string {
 			other := t.TempDir()
 			gitInit(t, other)
-			writeFile(t, host.Cwd+"/.git", "gitdir: "+other+"/.git\n")
+			testutil.WriteFile(t, host.Cwd+"/.git", "gitdir: "+other+"/.git\n")
 			return "neither a linked worktree nor a submodule"
 		},
 		"commondir": func(t *testing.T, host Host) string {
 			gitInit(t, host.Cwd)
-			writeFile(t, host.Cwd+"/.git/commondir", host.Home+"\n")
+			testutil.WriteFile(t, host.Cwd+"/.git/commondir", host.Home+"\n")
 			return "not a git directory"
 		},
 		"commondir to a repository": func(t *testing.T, host Host) string {
 			gitInit(t, host.Cwd)
 			other := t.TempDir()
 			gitInit(t, other)
-			writeFile(t, host.Cwd+"/.git/commondir", other+"/.git\n")
+			testutil.WriteFile(t, host.Cwd+"/.git/commondir", other+"/.git\n")
 			return "not the linked-worktree layout"
 		},
 		"worktree commondir": func(t *testing.T, host Host) string {
 			main := t.TempDir()
 			gitInit(t, main, []string{"commit", "-q", "--allow-empty", "-m", "one"}, []string{"worktree", "add", "-q", host.Cwd + "/wt"})
 			gitInit(t, host.Home)
-			writeFile(t, main+"/.git/worktrees/wt/commondir", host.Home+"/.git\n")
+			testutil.WriteFile(t, main+"/.git/worktrees/wt/commondir", host.Home+"/.git\n")
 			return "not the linked-worktree layout"
 		},
 		"home holds shell files": func(t *testing.T, host Host) string {
 			gitInit(t, host.Cwd)
-			writeFile(t, host.Cwd+"/.git/.bashrc", "")
+			testutil.WriteFile(t, host.Cwd+"/.git/.bashrc", "")
 			return "holds .bashrc"
 		},
 	} {
@@ -217,8 +218,8 @@ func TestIndexFormats(t *testing.T) {
 				init = [][]string{{"init", "-q", "--object-format=sha256"}}
 				hash = strings.Repeat("4", 64)
 			}
-			writeFile(t, dir+"/a/one", "1")
-			writeFile(t, dir+"/a/two", "2")
+			testutil.WriteFile(t, dir+"/a/one", "1")
+			testutil.WriteFile(t, dir+"/a/two", "2")
 			steps := append(init[1:], []string{"add", "a"}, []string{"update-index", "--add", "--cacheinfo", "160000," + hash + ",a/sub"})
 			cmd := init[0]
 			gitInitWith(t, dir, cmd, append(steps, setup...)...)
@@ -238,7 +239,7 @@ func TestIndexFormats(t *testing.T) {
 		t.Errorf("no index: %q, %v", links, err)
 	}
 	bad := t.TempDir()
-	writeFile(t, bad+"/index", "DIRC\x00\x00\x00\x02\x00\x00\x00\x05garbage")
+	testutil.WriteFile(t, bad+"/index", "DIRC\x00\x00\x00\x02\x00\x00\x00\x05garbage")
 	if _, err := gitlinks(bad); err == nil {
 		t.Error("a truncated index parsed")
 	}

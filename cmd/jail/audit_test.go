@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/internal/testutil"
 	"github.com/jail-sandbox/jail/jail"
 )
 
@@ -67,7 +68,7 @@ func TestUnseenWritesAreListed(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				proj, _ := project(t)
 				for p, text := range c.setup {
-					writeFile(t, filepath.Join(proj, p), text)
+					testutil.WriteFile(t, filepath.Join(proj, p), text)
 				}
 				git(t, proj, "add", "-A")
 				git(t, proj, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "setup", "--allow-empty")

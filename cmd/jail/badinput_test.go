@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // Bad input gets one clear line naming file, line and key, and exit 125 — never a panic.
@@ -83,9 +85,9 @@ func TestProfileShowAndList(t *testing.T) {
 func TestProfileFilesStaySmall(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.toml")
-	writeFile(t, big, "# "+strings.Repeat("x", 1<<20)+"\n")
+	testutil.WriteFile(t, big, "# "+strings.Repeat("x", 1<<20)+"\n")
 	extends := filepath.Join(dir, "extends.toml")
-	writeFile(t, extends, "extends = [\"/dev/zero\"]\n")
+	testutil.WriteFile(t, extends, "extends = [\"/dev/zero\"]\n")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -143,9 +145,9 @@ func TestUnknownOptionIsOneLine(t *testing.T) {
 func TestProfileCheckReportsEveryError(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.toml")
-	writeFile(t, bad, "[filesystem]\nreed = [\"/etc\"]\nread = [\"/no/such/jail/path\"]\n[process]\nhostname = 5\n[network]\nmode = \"internet\"\n")
+	testutil.WriteFile(t, bad, "[filesystem]\nreed = [\"/etc\"]\nread = [\"/no/such/jail/path\"]\n[process]\nhostname = 5\n[network]\nmode = \"internet\"\n")
 	good := filepath.Join(dir, "good.toml")
-	writeFile(t, good, "extends = [\"agent\"]\n")
+	testutil.WriteFile(t, good, "extends = [\"agent\"]\n")
 	out, errOut, code := runJailIn(t, dir, "", "profile", "check", bad, good)
 	want := []string{
 		bad + ":2: filesystem.reed: unknown key",

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // jail starts the sandbox's init before it loads the profile, guessing the namespaces from the
@@ -46,7 +48,7 @@ func TestEarlyInitFollowsTheProfilesNetwork(t *testing.T) {
 	}
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "hostnet.toml")
-	writeFile(t, profile, "extends = [\"agent\"]\n[network]\nmode = \"host\"\n")
+	testutil.WriteFile(t, profile, "extends = [\"agent\"]\n[network]\nmode = \"host\"\n")
 	netns := []string{"readlink", "/proc/self/ns/net"}
 	out, errOut, code := runJailIn(t, dir, "", append([]string{"-v", "-p", profile, "--"}, netns...)...)
 	if code != 0 || strings.TrimSpace(out) != hostNet {
@@ -68,7 +70,7 @@ func TestEarlyInitFollowsTheProfilesNetwork(t *testing.T) {
 func TestEarlyInitOfABadProfileLeavesOnlyTheError(t *testing.T) {
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "bad.toml")
-	writeFile(t, profile, "extends = [\"agent\"]\nbogus = 1\n")
+	testutil.WriteFile(t, profile, "extends = [\"agent\"]\nbogus = 1\n")
 	out, errOut, code := runJailIn(t, dir, "", "-p", profile, "--", "sh", "-c", "echo ran")
 	if code != 125 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "bogus") {
 		t.Fatalf("bad profile: exit %d, stdout %q, stderr %q; want 125 and one line naming the key", code, out, errOut)
@@ -150,7 +152,7 @@ func TestStayingSetupIsOutOfReach(t *testing.T) {
 // mark them as --dry-run is.
 func TestEarlyInitKnowsEveryFlag(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "secret"), "s\n")
+	testutil.WriteFile(t, filepath.Join(dir, "secret"), "s\n")
 	values := map[string]string{ // a value each option that takes one is given, as a run would
 		"p": "agent", "profile": "agent", "ro": "/usr", "rw": dir, "hide": filepath.Join(dir, "secret"),
 		"tmpfs": filepath.Join(dir, "tmp"), "net": "host", "allow-host": "example.com", "env": "FOO=1",

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // --explain: each write or connect the sandbox refuses gets one line after the command, naming
@@ -151,7 +153,7 @@ func TestExplainConnectProxyAndPorts(t *testing.T) {
 	requireLandlock(t, 4)
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "ports.toml")
-	writeFile(t, profile, "extends = [\"agent\"]\n[network]\nmode = \"host\"\ntcp_connect = [443]\n")
+	testutil.WriteFile(t, profile, "extends = [\"agent\"]\n[network]\nmode = \"host\"\ntcp_connect = [443]\n")
 	// The UDP connect is not refused: Landlock's rules are TCP's.
 	explainOne(t, dir, []string{"-p", profile}, connectScript("/dev/tcp/127.0.0.1/9")+"; "+connectScript("/dev/udp/127.0.0.1/9"),
 		"denied connect 127.0.0.1:9 — profile "+profile+" allows TCP connections only to ports 443")

@@ -114,10 +114,10 @@ func TestFallbackFilesystem(t *testing.T) {
 	requireNoUserNSSandbox(t)
 	proj, outside := project(t)
 	ro := t.TempDir()
-	writeFile(t, filepath.Join(ro, "visible"), "ok\n")
-	writeFile(t, filepath.Join(ro, "secret/key"), "s3cret\n")
-	writeFile(t, filepath.Join(ro, "deep/er/token"), "t0ken\n")
-	writeFile(t, filepath.Join(ro, "deep/er/fine"), "fine\n")
+	testutil.WriteFile(t, filepath.Join(ro, "visible"), "ok\n")
+	testutil.WriteFile(t, filepath.Join(ro, "secret/key"), "s3cret\n")
+	testutil.WriteFile(t, filepath.Join(ro, "deep/er/token"), "t0ken\n")
+	testutil.WriteFile(t, filepath.Join(ro, "deep/er/fine"), "fine\n")
 	victim := filepath.Join(outside, "victim")
 	flags := []string{"--ro", ro, "--hide", filepath.Join(ro, "secret"), "--hide", filepath.Join(ro, "deep/er/token")}
 
@@ -203,7 +203,7 @@ func TestFallbackTCPPorts(t *testing.T) {
 	proj, _ := project(t)
 	allowed, denied := tcpServer(t), tcpServer(t)
 	profile := filepath.Join(t.TempDir(), "ports.toml")
-	writeFile(t, profile, fmt.Sprintf("extends = [\"agent\"]\n[network]\nmode = \"host\"\ntcp_connect = [%d]\n", allowed))
+	testutil.WriteFile(t, profile, fmt.Sprintf("extends = [\"agent\"]\n[network]\nmode = \"host\"\ntcp_connect = [%d]\n", allowed))
 	if out, code := fallbackRun(t, proj, connectScript(fmt.Sprintf("/dev/tcp/127.0.0.1/%d", allowed)), "-p", profile); code != 0 {
 		t.Errorf("connect to the granted port %d failed: %q", allowed, out)
 	}

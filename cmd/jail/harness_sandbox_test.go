@@ -30,7 +30,7 @@ func TestHarnessOwnSandbox(t *testing.T) {
 		t.Parallel()
 		home, proj := harnessHome(t)
 		canary := filepath.Join(home, "secret", "canary")
-		writeFile(t, canary, "s3cret\n")
+		testutil.WriteFile(t, canary, "s3cret\n")
 		script := "echo ran; cat " + canary + " 2>/dev/null || echo hidden"
 		codex := func(network bool) []string {
 			args := []string{filepath.Join(bin, "codex"), "sandbox", "-c", `sandbox_mode="workspace-write"`}
@@ -60,7 +60,7 @@ func TestHarnessOwnSandbox(t *testing.T) {
 		}
 
 		// The Landlock fallback, as a profile asks for it.
-		writeFile(t, filepath.Join(home, ".config", "jail", "agent-nested.toml"), nestedProfile)
+		testutil.WriteFile(t, filepath.Join(home, ".config", "jail", "agent-nested.toml"), nestedProfile)
 		out, errOut, code = run(false, "-p", "agent-nested", "--", "sh", "-c", script)
 		if code != 0 || !strings.HasSuffix(out, "ran\nhidden\n") || !strings.Contains(errOut, "falling back to Landlock") || !strings.Contains(errOut, "Codex's sandbox") {
 			t.Errorf("fallback: exit %d, stdout %q, stderr %q; want the command run, the canary hidden, the fallback named", code, out, errOut)
@@ -87,12 +87,12 @@ func TestHarnessOwnSandbox(t *testing.T) {
 			testutil.Require(t, err == nil, "%s (Claude Code's sandbox needs it, or runs commands unsandboxed)", tool)
 		}
 		home, proj := harnessHome(t)
-		writeFile(t, filepath.Join(home, ".config", "jail", "agent-nested.toml"), nestedProfile)
+		testutil.WriteFile(t, filepath.Join(home, ".config", "jail", "agent-nested.toml"), nestedProfile)
 		opts := runOpts{dir: proj, env: []string{"HOME=" + home, "PATH=" + bin + ":" + os.Getenv("PATH")}, timeout: hookCheckTimeout}
 		settings := filepath.Join(home, ".claude", "settings.json")
 		check := func(sandbox, profile string, wantOK bool, want string) {
 			t.Helper()
-			writeFile(t, settings, `{"sandbox": `+sandbox+"}\n")
+			testutil.WriteFile(t, settings, `{"sandbox": `+sandbox+"}\n")
 			if _, errOut, code := runJailWith(t, opts, "hook", "install", "claude-code", "--profile", profile); code != 0 {
 				t.Fatalf("install: exit %d: %s", code, errOut)
 			}

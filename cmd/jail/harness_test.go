@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // TestHarnessInstallAndCheck drives the real agent CLIs, pinned in testdata/harnesses and
@@ -29,12 +31,12 @@ func TestHarnessInstallAndCheck(t *testing.T) {
 			home, proj := harnessHome(t)
 			if tc.harness == "gemini" {
 				// A user who signed in with Google: the check must still reach the fake model.
-				writeFile(t, filepath.Join(home, ".gemini", "settings.json"), `{"security": {"auth": {"selectedType": "oauth-personal"}}}`+"\n")
+				testutil.WriteFile(t, filepath.Join(home, ".gemini", "settings.json"), `{"security": {"auth": {"selectedType": "oauth-personal"}}}`+"\n")
 			}
 			if tc.harness == "codex" {
 				// jail is the sandbox here: Codex's own refuses jail's namespaces to root and,
 				// with its network off, to anyone (TestHarnessOwnSandbox).
-				writeFile(t, filepath.Join(home, ".codex", "config.toml"), "sandbox_mode = \"danger-full-access\"\n")
+				testutil.WriteFile(t, filepath.Join(home, ".codex", "config.toml"), "sandbox_mode = \"danger-full-access\"\n")
 			}
 			opts := runOpts{dir: proj, env: []string{"HOME=" + home, "PATH=" + bin + ":" + os.Getenv("PATH"),
 				"GEMINI_CLI_TRUST_WORKSPACE=true"}, timeout: hookCheckTimeout}
@@ -68,15 +70,15 @@ func TestHarnessInstallAndCheck(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				writeFile(t, config, "sandbox_mode = \"danger-full-access\"\n")
+				testutil.WriteFile(t, config, "sandbox_mode = \"danger-full-access\"\n")
 				check(false, "untrusted")
-				writeFile(t, config, string(trusted))
+				testutil.WriteFile(t, config, string(trusted))
 			}
 
 			if !strings.Contains(string(installed), tc.matcher) {
 				t.Fatalf("%s lacks %s:\n%s", settings, tc.matcher, installed)
 			}
-			writeFile(t, settings, strings.Replace(string(installed), tc.matcher, `"matcher": "Read"`, 1))
+			testutil.WriteFile(t, settings, strings.Replace(string(installed), tc.matcher, `"matcher": "Read"`, 1))
 			check(false, "matcher wrong")
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // homeAttack appends a payload to ~/.bashrc, which the next interactive shell on the host runs.
@@ -16,7 +18,7 @@ func homeWithBashrc(t *testing.T) (home, rc string) {
 	t.Helper()
 	home = t.TempDir()
 	rc = "# rc\n"
-	writeFile(t, filepath.Join(home, ".bashrc"), rc)
+	testutil.WriteFile(t, filepath.Join(home, ".bashrc"), rc)
 	return home, rc
 }
 
@@ -69,7 +71,7 @@ func TestHomeNamedIsWritable(t *testing.T) {
 func TestProjectBelowHomeUnchanged(t *testing.T) {
 	home, rc := homeWithBashrc(t)
 	project := filepath.Join(home, "proj")
-	writeFile(t, filepath.Join(project, "main.go"), "package main\n")
+	testutil.WriteFile(t, filepath.Join(project, "main.go"), "package main\n")
 	_, errOut, code := runJailWith(t, runOpts{dir: project, env: []string{"HOME=" + home}},
 		"--", "sh", "-c", "echo edited > main.go; "+homeAttack)
 	if code != 0 {

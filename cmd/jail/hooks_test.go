@@ -11,6 +11,7 @@ import (
 
 	"github.com/jail-sandbox/jail/hooks"
 	"github.com/jail-sandbox/jail/hooks/hookstest"
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 const hookSamples = "../../testdata/hooks"
@@ -306,7 +307,7 @@ func TestHarnessConfigProtected(t *testing.T) {
 					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 						t.Fatal(err)
 					}
-					writeFile(t, path, "original\n")
+					testutil.WriteFile(t, path, "original\n")
 				}
 				quoted, err := hooks.Quote(rel)
 				if err != nil {
@@ -424,7 +425,7 @@ func TestShimProfileFromMakefile(t *testing.T) {
 		return strings.ReplaceAll(shellQuote(t, r.Replace(content)), "$", "$$")
 	}
 	step1 := "all:\n\t@printf " + format(weak) + " > weak.toml; printf " + format(planted) + " > Makefile\n"
-	writeFile(t, filepath.Join(proj, "Makefile"), step1)
+	testutil.WriteFile(t, filepath.Join(proj, "Makefile"), step1)
 	r, err := hookstest.Exec(proj, nil, "make", "-s", "SHELL="+shim)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // hostEffect is a two-step attack as the threat model has it: the sandboxed command plants
@@ -83,7 +85,7 @@ func repository(t *testing.T) string {
 	git(t, dir, "init", "-q")
 	git(t, dir, "config", "user.email", "test@example.com")
 	git(t, dir, "config", "user.name", "test")
-	writeFile(t, filepath.Join(dir, "sub", "file"), "one\n")
+	testutil.WriteFile(t, filepath.Join(dir, "sub", "file"), "one\n")
 	git(t, dir, "add", ".")
 	git(t, dir, "commit", "-q", "-m", "one")
 	return dir

@@ -29,7 +29,7 @@ func TestLandlockStandsAlone(t *testing.T) {
 	requireLandlock(t, 1)
 	proj, _ := project(t)
 	profile := filepath.Join(t.TempDir(), "overgrant.toml")
-	writeFile(t, profile, `extends = ["agent"]
+	testutil.WriteFile(t, profile, `extends = ["agent"]
 [landlock]
 mode = "required"
 read = ["/usr", "/etc", "/proc"]
@@ -89,7 +89,7 @@ func TestLandlockTCPPorts(t *testing.T) {
 	proj, _ := project(t)
 	ports := []int{tcpServer(t), tcpServer(t)}
 	profile := filepath.Join(t.TempDir(), "ports.toml")
-	writeFile(t, profile, fmt.Sprintf("extends = [\"agent\"]\n[network]\nmode = \"host\"\ntcp_connect = [%d]\n", ports[0]))
+	testutil.WriteFile(t, profile, fmt.Sprintf("extends = [\"agent\"]\n[network]\nmode = \"host\"\ntcp_connect = [%d]\n", ports[0]))
 	if out, errOut, code := runJailIn(t, proj, "", "-p", profile, "--", "sh", "-c", connectScript(fmt.Sprintf("/dev/tcp/127.0.0.1/%d", ports[0]))); code != 0 {
 		t.Errorf("connect to the granted port: exit %d, %q %q", code, out, errOut)
 	}
@@ -152,7 +152,7 @@ func tcpServer(t *testing.T) int {
 func TestLandlockRequiredMode(t *testing.T) {
 	proj, _ := project(t)
 	profile := filepath.Join(t.TempDir(), "required.toml")
-	writeFile(t, profile, "extends = [\"agent\"]\n[landlock]\nmode = \"required\"\n")
+	testutil.WriteFile(t, profile, "extends = [\"agent\"]\n[landlock]\nmode = \"required\"\n")
 	_, errOut, code := runJailIn(t, proj, "", "-p", profile, "--", "true")
 	missing := landlock.Missing(landlock.Config{Scope: true})
 	switch {

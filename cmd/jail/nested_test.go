@@ -167,7 +167,7 @@ func TestNestedUserNamespaceKeepsEveryID(t *testing.T) {
 	maps := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: 1, HostID: 100000, Size: 65536}}
 	dir := t.TempDir()
 	owned := dir + "/owned"
-	writeFile(t, owned, "x")
+	testutil.WriteFile(t, owned, "x")
 	if err := os.Chown(owned, 100999, 100999); err != nil { // uid and gid 1000 inside
 		t.Fatal(err)
 	}

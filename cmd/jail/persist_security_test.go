@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail/api"
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // Attacks on persistent sandboxes, each checked by its effect, with a control that shows the
@@ -25,7 +26,7 @@ func TestPolicyFixedAtCreate(t *testing.T) {
 	proj := t.TempDir()
 	outside := t.TempDir()
 	victim := filepath.Join(outside, "victim")
-	writeFile(t, victim, "original\n")
+	testutil.WriteFile(t, victim, "original\n")
 	id := createSandbox(t, proj)
 	c := apiClient(filepath.Join(sandboxDir(id), "api.sock"))
 	for _, body := range []string{
@@ -74,7 +75,7 @@ func TestControlSocketsUnreachableFromSandboxes(t *testing.T) {
 	id := createSandbox(t, t.TempDir())
 	daemon := startServe(t)
 	probe := filepath.Join(t.TempDir(), "probe.py")
-	writeFile(t, probe, `import socket, struct, sys
+	testutil.WriteFile(t, probe, `import socket, struct, sys
 def ask(path, kind, msg):
     s = socket.socket(socket.AF_UNIX, kind)
     s.settimeout(5)
@@ -133,7 +134,7 @@ func startServe(t *testing.T) string {
 func TestFileOpsDoNotFollowPlantedSymlinks(t *testing.T) {
 	proj, secretDir := t.TempDir(), t.TempDir()
 	secret := filepath.Join(secretDir, "secret")
-	writeFile(t, secret, "host secret\n")
+	testutil.WriteFile(t, secret, "host secret\n")
 	id := createSandbox(t, proj)
 	mustExec(t, id, "ln -s "+secret+" link && mkdir -p /tmp/d && ln -s "+secretDir+" /tmp/d/dir && ln -s "+secret+" /tmp/d/file")
 	if b, err := os.ReadFile(filepath.Join(proj, "link")); err != nil || string(b) != "host secret\n" {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail/api"
+	"github.com/jail-sandbox/jail/internal/testutil"
 	"github.com/jail-sandbox/jail/jail/client"
 )
 
@@ -42,7 +43,7 @@ func TestPersistentSandboxKeepsStateBetweenExecs(t *testing.T) {
 
 func TestExecExitStatuses(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "noexec"), "#!/bin/sh\n")
+	testutil.WriteFile(t, filepath.Join(dir, "noexec"), "#!/bin/sh\n")
 	id := createSandbox(t, dir)
 	for _, tc := range []struct {
 		argv []string
@@ -169,9 +170,9 @@ func TestLsInspectNamesLabels(t *testing.T) {
 func TestCopyInAndOut(t *testing.T) {
 	id := createSandbox(t, t.TempDir())
 	src := t.TempDir()
-	writeFile(t, filepath.Join(src, "tree", "a.txt"), "a\n")
-	writeFile(t, filepath.Join(src, "tree", "sub", "b.txt"), "b\n")
-	writeFile(t, filepath.Join(src, "single"), "one\n")
+	testutil.WriteFile(t, filepath.Join(src, "tree", "a.txt"), "a\n")
+	testutil.WriteFile(t, filepath.Join(src, "tree", "sub", "b.txt"), "b\n")
+	testutil.WriteFile(t, filepath.Join(src, "single"), "one\n")
 	for _, args := range [][]string{
 		{"cp", filepath.Join(src, "tree"), id + ":/tmp"},           // into a directory
 		{"cp", filepath.Join(src, "single"), id + ":/tmp/renamed"}, // as a new name
@@ -361,7 +362,7 @@ func TestCreateFailsLeavingNothing(t *testing.T) {
 // the keeper and init must have started before the runtime, in the plan's namespaces.
 func TestEarlyKeeperKnowsEveryFlag(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "secret"), "s\n")
+	testutil.WriteFile(t, filepath.Join(dir, "secret"), "s\n")
 	values := map[string]string{
 		"p": "agent", "profile": "agent", "ro": "/usr", "rw": dir, "hide": filepath.Join(dir, "secret"),
 		"tmpfs": "/workspace", "net": "host", "allow-host": "example.com", "env": "FOO=1", "cwd": dir,
@@ -385,7 +386,7 @@ func TestEarlyKeeperKnowsEveryFlag(t *testing.T) {
 	})
 	// A profile that asks for other namespaces than the guess gets a second init.
 	profile := filepath.Join(dir, "hostnet.toml")
-	writeFile(t, profile, "extends = [\"agent\"]\n[network]\nmode = \"host\"\n")
+	testutil.WriteFile(t, profile, "extends = [\"agent\"]\n[network]\nmode = \"host\"\n")
 	out, errOut, code := runJailIn(t, dir, "", "create", "-v", "-p", profile)
 	if code != 0 || !strings.Contains(errOut, "does not fit the init the keeper started") {
 		t.Errorf("create -p hostnet: exit %d, %s", code, errOut)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 func TestExitStatusIsTheCommands(t *testing.T) {
@@ -33,7 +35,7 @@ func TestExitStatusIsTheCommands(t *testing.T) {
 
 func TestCommandNotFoundOrNotExecutable(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "notexec.sh"), "#!/bin/sh\necho hi\n")
+	testutil.WriteFile(t, filepath.Join(dir, "notexec.sh"), "#!/bin/sh\necho hi\n")
 	for _, tc := range []struct {
 		cmd  string
 		want int
@@ -142,7 +144,7 @@ func findProcess(cmdline string) int {
 func TestSignalsReachTheCommand(t *testing.T) {
 	dir := t.TempDir()
 	hostNet := filepath.Join(dir, "hostnet.toml")
-	writeFile(t, hostNet, "extends = [\"agent\"]\n[network]\nmode = \"host\"\n")
+	testutil.WriteFile(t, hostNet, "extends = [\"agent\"]\n[network]\nmode = \"host\"\n")
 	for _, args := range [][]string{nil, hostStays(t), {"-p", hostNet}} {
 		if err := signalReachesCommand(dir, args); err != nil {
 			t.Errorf("jail %q: %s", args, err)
@@ -316,7 +318,7 @@ func TestProcessLimitHoldsAndInitSurvives(t *testing.T) {
 	}
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "limited.toml")
-	writeFile(t, profile, "extends = [\"agent\"]\n[limits]\nprocesses = 20\n")
+	testutil.WriteFile(t, profile, "extends = [\"agent\"]\n[limits]\nprocesses = 20\n")
 	bomb := `import os, time
 n = 0
 try:

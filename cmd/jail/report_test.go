@@ -298,7 +298,7 @@ func TestReportFallback(t *testing.T) {
 func TestReportCannotBeForged(t *testing.T) {
 	outside := t.TempDir()
 	victim := filepath.Join(outside, "victim")
-	writeFile(t, victim, "original\n")
+	testutil.WriteFile(t, victim, "original\n")
 	forged := `{"profile":{"name":"agent"},"command":["true"],"exit":{"status":0,"code":0},"wall_seconds":0}`
 	for name, script := range map[string]string{
 		"rename over": "echo '" + forged + "' > r.new; mv -f r.new report.json; exit 7",

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // fillTmpfs tries to write 64 MiB into each private tmpfs mount (/tmp, the home, /dev/shm,
@@ -42,7 +44,7 @@ func TestPrivateTmpfsBounded(t *testing.T) {
 	const limit = 64 << 20
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "small.toml")
-	writeFile(t, profile, "extends = [\"agent\"]\n[limits]\ntmpfs = "+strconv.Itoa(limit)+"\n")
+	testutil.WriteFile(t, profile, "extends = [\"agent\"]\n[limits]\ntmpfs = "+strconv.Itoa(limit)+"\n")
 	out, errOut, code := runJailIn(t, dir, "", "-p", profile, "--", "python3", "-c", fillTmpfs)
 	f := strings.Fields(out)
 	if code != 0 || len(f) != 3 {

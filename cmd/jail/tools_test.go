@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // Real tools must work inside the default profile.
@@ -47,8 +49,8 @@ func TestGoBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	proj := t.TempDir()
-	writeFile(t, filepath.Join(proj, "go.mod"), "module example.com/hello\n\ngo 1.21\n")
-	writeFile(t, filepath.Join(proj, "main.go"), `package main
+	testutil.WriteFile(t, filepath.Join(proj, "go.mod"), "module example.com/hello\n\ngo 1.21\n")
+	testutil.WriteFile(t, filepath.Join(proj, "main.go"), `package main
 
 import (
 	"fmt"
@@ -84,8 +86,8 @@ func main() {
 // which they report. Each tool is tried when it is on PATH.
 func TestNoNetworkToolsDoNotRetry(t *testing.T) {
 	proj := t.TempDir()
-	writeFile(t, filepath.Join(proj, "Cargo.toml"), "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"1\"\n")
-	writeFile(t, filepath.Join(proj, "src/main.rs"), "fn main() {}\n")
+	testutil.WriteFile(t, filepath.Join(proj, "Cargo.toml"), "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"1\"\n")
+	testutil.WriteFile(t, filepath.Join(proj, "src/main.rs"), "fn main() {}\n")
 	home, _ := os.UserHomeDir()
 	rustup := cmp.Or(os.Getenv("RUSTUP_HOME"), filepath.Join(home, ".rustup"))
 	tried := 0

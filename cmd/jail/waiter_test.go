@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // jailChildren returns the comm of each child of jail's process pid, by pid.
@@ -303,7 +305,7 @@ func TestCallerIgnoringSIGCHLD(t *testing.T) {
 func TestSignalAfterTheCommandEndsTheRun(t *testing.T) {
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "no-landlock.toml")
-	writeFile(t, profile, "extends = [\"agent\"]\n[landlock]\nmode = \"off\"\n")
+	testutil.WriteFile(t, profile, "extends = [\"agent\"]\n[landlock]\nmode = \"off\"\n")
 	script := `trap "" TERM; trap "named=1" USR1; : >ready
 		until [ -n "$named" ]; do sleep 0.01; done
 		` + findSetup + `

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/internal/testutil"
 	"github.com/jail-sandbox/jail/workspace/workspacetest"
 )
 
@@ -64,8 +65,8 @@ func committed(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	git(t, dir, "init", "-q")
-	writeFile(t, filepath.Join(dir, "main.py"), "print('hi')\n")
-	writeFile(t, filepath.Join(dir, "sub", "lib.py"), "x = 1\n")
+	testutil.WriteFile(t, filepath.Join(dir, "main.py"), "print('hi')\n")
+	testutil.WriteFile(t, filepath.Join(dir, "sub", "lib.py"), "x = 1\n")
 	git(t, dir, "add", ".")
 	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init")
 	return dir
@@ -112,7 +113,7 @@ var workspaceAttacks = []workspaceAttack{
 func bareProfile(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "bare.toml")
-	writeFile(t, p, `[filesystem]
+	testutil.WriteFile(t, p, `[filesystem]
 read = ["/usr", "/etc", "/bin?", "/sbin?", "/lib?", "/lib64?"]
 write = ["$CWD"]
 tmpfs = ["/tmp", "~"]
@@ -193,7 +194,7 @@ func TestWorkspaceAttacks(t *testing.T) {
 // store elsewhere), an appended ~/.bashrc stays in the change set and apply refuses it.
 func TestWorkspaceHomeAsTree(t *testing.T) {
 	home := t.TempDir()
-	writeFile(t, filepath.Join(home, ".bashrc"), "# rc\n")
+	testutil.WriteFile(t, filepath.Join(home, ".bashrc"), "# rc\n")
 	marker := filepath.Join(t.TempDir(), "P")
 	o := newOverlayRun(t)
 	before := treeState(t, home)
@@ -241,7 +242,7 @@ func roundTripTree(t *testing.T) string {
 	for name, content := range map[string]string{
 		"docs/a.md": "a\n", "docs/b.md": "b\n", "tool.sh": "#!/bin/sh\n", "notes.txt": "n\n", "gone/x": "x\n", "gone/y/z": "z\n",
 	} {
-		writeFile(t, filepath.Join(dir, name), content)
+		testutil.WriteFile(t, filepath.Join(dir, name), content)
 	}
 	return dir
 }
@@ -299,7 +300,7 @@ func TestWorkspaceConflicts(t *testing.T) {
 	o := newOverlayRun(t)
 	tree := committed(t)
 	id := o.run(tree, "echo sandbox >> main.py; echo sandbox >> sub/lib.py; mkdir newdir; echo n > newdir/x")
-	writeFile(t, filepath.Join(tree, "main.py"), "the user's edit\n")
+	testutil.WriteFile(t, filepath.Join(tree, "main.py"), "the user's edit\n")
 	_, errOut, code := o.jail(tree, "apply", id)
 	if code != exitRefused || !strings.Contains(errOut, "conflict main.py: changed in the tree since the run started") {
 		t.Fatalf("jail apply: exit %d: %s", code, errOut)

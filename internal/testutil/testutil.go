@@ -1,4 +1,5 @@
-// Package testutil is what the tests of several packages share: the JAIL_MUST_WORK rule. A test
+// Package testutil is what the tests of several packages share: the JAIL_MUST_WORK rule, and
+// making a file for a test. A test
 // that needs a kernel or host feature this machine may lack (a user namespace, a Landlock ABI, a
 // tool) asks Require: without the feature it skips, naming it; with JAIL_MUST_WORK=1, as CI sets
 // it on a kernel that has every feature jail uses, it fails instead, so that a feature that
@@ -8,6 +9,7 @@ package testutil
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -28,4 +30,15 @@ func Require(tb testing.TB, have bool, format string, args ...any) {
 		tb.Fatalf("%s is missing, and JAIL_MUST_WORK=1: every feature jail uses must work here", what)
 	}
 	tb.Skipf("%s is missing here (JAIL_MUST_WORK=1 would fail this test)", what)
+}
+
+// WriteFile makes path, and the directories above it, holding text; it fails tb if it cannot.
+func WriteFile(tb testing.TB, path, text string) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		tb.Fatal(err)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/testutil"
 )
 
 // TestTheKeptWalkSeesWhatAFreshWalkSees: a walk from the kept walk notes the same sentinels, with
@@ -35,7 +37,7 @@ func TestTheKeptWalkSeesWhatAFreshWalkSees(t *testing.T) {
 		files[fmt.Sprintf("pkg%d/mod%d/f.py", i%10, i)] = ""
 	}
 	for p, text := range files {
-		write(t, filepath.Join(top, p), text)
+		testutil.WriteFile(t, filepath.Join(top, p), text)
 	}
 	state := filepath.Join(t.TempDir(), "state") // made private by state.Open
 	walk := func(kept bool) *Baseline {
@@ -86,27 +88,27 @@ func TestTheKeptWalkSeesWhatAFreshWalkSees(t *testing.T) {
 		step string
 		do   func()
 	}{
-		{"a file made", func() { write(t, filepath.Join(top, "pkg3/mod13/new.py"), "") }},
-		{"a directory made", func() { write(t, filepath.Join(top, "pkg4/newdir/deeper/g.py"), "") }},
-		{"an ignored file made", func() { write(t, filepath.Join(top, "build/out/y.o"), "") }},
-		{"an ignored file changed in place", func() { write(t, filepath.Join(top, "build/out/x.o"), "changed") }},
+		{"a file made", func() { testutil.WriteFile(t, filepath.Join(top, "pkg3/mod13/new.py"), "") }},
+		{"a directory made", func() { testutil.WriteFile(t, filepath.Join(top, "pkg4/newdir/deeper/g.py"), "") }},
+		{"an ignored file made", func() { testutil.WriteFile(t, filepath.Join(top, "build/out/y.o"), "") }},
+		{"an ignored file changed in place", func() { testutil.WriteFile(t, filepath.Join(top, "build/out/x.o"), "changed") }},
 		{"a directory removed", func() { rm(t, filepath.Join(top, "pkg5/mod15")) }},
 		{"a directory swapped for another of the same name", func() {
 			rm(t, filepath.Join(top, "pkg6/mod16"))
-			write(t, filepath.Join(top, "pkg6/mod16/other.py"), "")
+			testutil.WriteFile(t, filepath.Join(top, "pkg6/mod16/other.py"), "")
 		}},
 		{"files made in ten directories, which has the kept walk written anew", func() {
 			for i := range 10 {
-				write(t, filepath.Join(top, fmt.Sprintf("pkg%d/new.py", i)), "")
+				testutil.WriteFile(t, filepath.Join(top, fmt.Sprintf("pkg%d/new.py", i)), "")
 			}
 		}},
 		// The build before left the ignore files of the directories it did not list again out of
 		// the walk it kept anew: an edit in place went unseen, and other.txt was no sentinel.
-		{"an ignore file changed in place", func() { write(t, filepath.Join(top, "sub/.gitignore"), "local.txt\nother.txt\n") }},
-		{"an ignore file made", func() { write(t, filepath.Join(top, "pkg1/.gitignore"), "mod11/\n") }},
-		{"the top's ignore file changed", func() { write(t, filepath.Join(top, ".gitignore"), "build/\n*.log\npkg2/\n") }},
-		{"info/exclude changed", func() { write(t, filepath.Join(top, ".git/info/exclude"), "secret*\npkg7/\n") }},
-		{"an auto-run file made", func() { write(t, filepath.Join(top, "pkg8/.npmrc"), "") }},
+		{"an ignore file changed in place", func() { testutil.WriteFile(t, filepath.Join(top, "sub/.gitignore"), "local.txt\nother.txt\n") }},
+		{"an ignore file made", func() { testutil.WriteFile(t, filepath.Join(top, "pkg1/.gitignore"), "mod11/\n") }},
+		{"the top's ignore file changed", func() { testutil.WriteFile(t, filepath.Join(top, ".gitignore"), "build/\n*.log\npkg2/\n") }},
+		{"info/exclude changed", func() { testutil.WriteFile(t, filepath.Join(top, ".git/info/exclude"), "secret*\npkg7/\n") }},
+		{"an auto-run file made", func() { testutil.WriteFile(t, filepath.Join(top, "pkg8/.npmrc"), "") }},
 		{"the kept walk cut short", func() {
 			k := kept()[0]
 			b, err := os.ReadFile(k)
@@ -144,16 +146,6 @@ func diffSentinels(a, b []Sentinel) string {
 	}
 	slices.Sort(d)
 	return strings.Join(d, "\n")
-}
-
-func write(t *testing.T, p, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func rm(t *testing.T, p string) {

@@ -5,17 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-)
 
-func write(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+	"github.com/jail-sandbox/jail/internal/testutil"
+)
 
 const (
 	a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -27,16 +19,16 @@ const (
 // symlink, a lock, a bad name) do not.
 func TestChangedRefs(t *testing.T) {
 	upper, common := t.TempDir(), t.TempDir()
-	write(t, common+"/refs/heads/same", a+"\n")
-	write(t, common+"/packed-refs", "# pack-refs with: peeled\n"+a+" refs/tags/v1\n"+a+" refs/heads/packed\n")
-	write(t, common+"/HEAD", "ref: refs/heads/main\n")
-	write(t, upper+"/refs/heads/same", a+"\n")
-	write(t, upper+"/refs/heads/new", b+"\n")
-	write(t, upper+"/refs/heads/moved.lock", b+"\n")
-	write(t, upper+"/refs/heads/..evil", b+"\n")
-	write(t, upper+"/refs/heads/sym", "ref: refs/heads/new\n")
-	write(t, upper+"/packed-refs", a+" refs/tags/v1\n"+b+" refs/heads/packed\n^"+a+"\n")
-	write(t, upper+"/HEAD", b+"\n")
+	testutil.WriteFile(t, common+"/refs/heads/same", a+"\n")
+	testutil.WriteFile(t, common+"/packed-refs", "# pack-refs with: peeled\n"+a+" refs/tags/v1\n"+a+" refs/heads/packed\n")
+	testutil.WriteFile(t, common+"/HEAD", "ref: refs/heads/main\n")
+	testutil.WriteFile(t, upper+"/refs/heads/same", a+"\n")
+	testutil.WriteFile(t, upper+"/refs/heads/new", b+"\n")
+	testutil.WriteFile(t, upper+"/refs/heads/moved.lock", b+"\n")
+	testutil.WriteFile(t, upper+"/refs/heads/..evil", b+"\n")
+	testutil.WriteFile(t, upper+"/refs/heads/sym", "ref: refs/heads/new\n")
+	testutil.WriteFile(t, upper+"/packed-refs", a+" refs/tags/v1\n"+b+" refs/heads/packed\n^"+a+"\n")
+	testutil.WriteFile(t, upper+"/HEAD", b+"\n")
 	if err := os.Symlink("/etc/passwd", upper+"/refs/heads/link"); err != nil {
 		t.Fatal(err)
 	}
@@ -71,11 +63,11 @@ func TestValidRefName(t *testing.T) {
 // symlinks stay.
 func TestQuarantineTakesOnlyObjects(t *testing.T) {
 	upper, dir := t.TempDir(), t.TempDir()
-	write(t, upper+"/objects/ab/"+a[2:], "x")
-	write(t, upper+"/objects/pack/pack-"+a+".pack", "p")
-	write(t, upper+"/objects/pack/pack-"+a+".idx", "i")
-	write(t, upper+"/objects/info/alternates", "/home\n")
-	write(t, upper+"/objects/info/commit-graph", "g")
+	testutil.WriteFile(t, upper+"/objects/ab/"+a[2:], "x")
+	testutil.WriteFile(t, upper+"/objects/pack/pack-"+a+".pack", "p")
+	testutil.WriteFile(t, upper+"/objects/pack/pack-"+a+".idx", "i")
+	testutil.WriteFile(t, upper+"/objects/info/alternates", "/home\n")
+	testutil.WriteFile(t, upper+"/objects/info/commit-graph", "g")
 	if err := os.Symlink("/etc/passwd", upper+"/objects/ab/"+b[2:]); err != nil {
 		t.Fatal(err)
 	}
