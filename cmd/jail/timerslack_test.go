@@ -59,12 +59,7 @@ func TestTimerSlackIsTheCallers(t *testing.T) {
 // parentOf returns pid's parent.
 func parentOf(t *testing.T, pid int) int {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ppid int
-	fmt.Sscan(strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))[1], &ppid)
+	ppid, _ := strconv.Atoi(statField(t, pid, 1))
 	return ppid
 }
 

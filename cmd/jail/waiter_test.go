@@ -31,14 +31,30 @@ func jailChildren(t *testing.T, pid int) map[int]string {
 	return children
 }
 
-// sessionOf returns the session id of process pid (field 6 of /proc/PID/stat).
-func sessionOf(t *testing.T, pid int) string {
-	t.Helper()
+// statFields returns the fields of /proc/PID/stat after the command name: the state first, then
+// the parent, the process group, the session…
+func statFields(pid int) ([]string, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])), nil
+}
+
+// statField returns field i of statFields(pid), failing t when pid is gone.
+func statField(t *testing.T, pid, i int) string {
+	t.Helper()
+	fields, err := statFields(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))[3]
+	return fields[i]
+}
+
+// sessionOf returns the session id of process pid.
+func sessionOf(t *testing.T, pid int) string {
+	t.Helper()
+	return statField(t, pid, 3)
 }
 
 // startSleeping starts jail with args, then `sleep MARKER`, and returns once the sleep runs,
@@ -174,12 +190,8 @@ func TestKilledJailTakesTheHostWithIt(t *testing.T) {
 // running reports whether process pid exists and has not ended (a zombie has: whoever
 // inherited it may not have reaped it yet).
 func running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(fields) > 0 && fields[0] != "Z"
+	fields, err := statFields(pid)
+	return err == nil && len(fields) > 0 && fields[0] != "Z"
 }
 
 // hostStays returns options that keep the host to the end of the run: a report to write.
