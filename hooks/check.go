@@ -3,8 +3,6 @@ package hooks
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail/hooks/fakemodel"
+	"github.com/jail-sandbox/jail/internal/random"
 )
 
 // Check is `jail hook check HARNESS`: a live self-test of the installed CLI with the user's own
@@ -124,9 +123,7 @@ func probe(ctx context.Context, harnessName, cli string, e Env, timeout time.Dur
 	if rel, err := filepath.Rel(e.Dir, dir); err == nil && !strings.HasPrefix(rel, "..") {
 		return "", fmt.Errorf("the check's directory %s is inside the working directory %s: run it from a project directory", dir, e.Dir)
 	}
-	token := make([]byte, 8)
-	rand.Read(token) //nolint:errcheck // never fails
-	canary := hex.EncodeToString(token)
+	canary, _ := random.Hex(8)
 	if err := os.WriteFile(filepath.Join(dir, "canary"), []byte(canary+"\n"), 0o644); err != nil {
 		return "", err
 	}

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/internal/random"
 )
 
 // reportFile is where --report FILE goes, held so that what the command does during the run
@@ -69,9 +69,8 @@ func (f *reportFile) prepare() error {
 func (f *reportFile) write(b []byte) (planted bool, err error) {
 	defer f.dir.Close()
 	dir := int(f.dir.Fd())
-	var suffix [8]byte
-	rand.Read(suffix[:])
-	tmp := "." + f.name + ".jail-" + hex.EncodeToString(suffix[:])
+	suffix, _ := random.Hex(8)
+	tmp := "." + f.name + ".jail-" + suffix
 	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return false, fmt.Errorf("write report %s: %w", f.path, err)

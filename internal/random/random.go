@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Hex returns n random bytes (at most 256) in hex; where getrandom fails (a seccomp filter
+// Hex returns n random bytes (1 to 256) in hex; where getrandom fails (a seccomp filter
 // around jail refusing it), zeros and the error. It makes the system call itself: crypto/rand
 // would add its package set-up to every start of jail, and unix.Getrandom goes through the
 // vDSO, whose first call in a thread sets up that thread's state (13-15 µs in a fresh process,

@@ -25,8 +25,6 @@
 package rundir
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -36,6 +34,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/internal/random"
 	"github.com/jail-sandbox/jail/jail/internal/state"
 )
 
@@ -110,9 +109,8 @@ func private(dir string) (Root, error) {
 
 // NewID returns a fresh sandbox id.
 func NewID() string {
-	b := make([]byte, 6)
-	rand.Read(b)
-	return IDPrefix + hex.EncodeToString(b)
+	id, _ := random.Hex(6)
+	return IDPrefix + id
 }
 
 // IsID reports whether s has the form of a sandbox id.
