@@ -38,7 +38,7 @@ var shellFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".profile",
 // error outside any repository, and nil and the reason when one was found but refused.
 func findRepository(cwd, home string, uid int) (*repository, error) {
 	var dotGits []string
-	dev, onDev := device(cwd) // dir's filesystem: git stops looking for a repository at a boundary
+	var dev uint64 // cwd's filesystem, once the search climbs: git stops looking at a boundary
 	for dir := cwd; ; {
 		dotGit := filepath.Join(dir, ".git")
 		info, err := os.Lstat(dotGit)
@@ -61,11 +61,16 @@ func findRepository(cwd, home string, uid int) (*repository, error) {
 		}
 		dotGits = append(dotGits, dotGit)
 		parent := filepath.Dir(dir)
-		if parent == dir || !onDev {
+		if parent == dir {
 			return nil, nil
 		}
-		parentDev, ok := device(parent)
-		if !ok || parentDev != dev {
+		if dir == cwd {
+			var ok bool
+			if dev, ok = device(cwd); !ok {
+				return nil, nil
+			}
+		}
+		if parentDev, ok := device(parent); !ok || parentDev != dev {
 			return nil, nil
 		}
 		dir = parent
