@@ -15,9 +15,9 @@ import (
 // TestTheKeptWalkSeesWhatAFreshWalkSees: a walk from the kept walk notes the same sentinels, with
 // the same names, as a walk of the same tree with nothing kept: right after the walk was kept,
 // and after each kind of change a run or the user makes between two runs (in a directory the
-// kept walk lists, in an ignored tree, to an ignore file, a directory swapped for another,
-// once the kept walk was written anew from a walk that took most of it from the one before). The
-// tree holds more than minCachedDirs directories, or nothing would be kept.
+// kept walk lists, in an ignored tree, to an ignore file (made, changed or removed), a directory
+// swapped for another, once the kept walk was written anew from a walk that took most of it from
+// the one before). The tree holds more than minCachedDirs directories, or nothing would be kept.
 func TestTheKeptWalkSeesWhatAFreshWalkSees(t *testing.T) {
 	top, home := t.TempDir(), t.TempDir()
 	files := map[string]string{
@@ -32,6 +32,8 @@ func TestTheKeptWalkSeesWhatAFreshWalkSees(t *testing.T) {
 		"sub/other.txt":                  "",
 		".venv/lib/site-packages/pip.py": "",
 		".envrc":                         "",
+		"pkg9/.gitignore":                "!keep.log\n",
+		"pkg9/deep/keep.log":             "",
 	}
 	for i := range minCachedDirs + 6 {
 		files[fmt.Sprintf("pkg%d/mod%d/f.py", i%10, i)] = ""
@@ -105,6 +107,15 @@ func TestTheKeptWalkSeesWhatAFreshWalkSees(t *testing.T) {
 		// The build before left the ignore files of the directories it did not list again out of
 		// the walk it kept anew: an edit in place went unseen, and other.txt was no sentinel.
 		{"an ignore file changed in place", func() { testutil.WriteFile(t, filepath.Join(top, "sub/.gitignore"), "local.txt\nother.txt\n") }},
+		// Only the kept ignore files' ctimes say this: keep.log, shown until now, is ignored.
+		{"an ignore file removed", func() { rm(t, filepath.Join(top, "pkg9/.gitignore")) }},
+		{"a file removed", func() { rm(t, filepath.Join(top, "pkg3/mod3/f.py")) }},
+		{"a file renamed", func() {
+			if err := os.Rename(filepath.Join(top, "pkg4/mod4/f.py"), filepath.Join(top, "pkg4/mod4/h.py")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"an auto-run file changed in place", func() { testutil.WriteFile(t, filepath.Join(top, ".envrc"), "export X=1\n") }},
 		{"an ignore file made", func() { testutil.WriteFile(t, filepath.Join(top, "pkg1/.gitignore"), "mod11/\n") }},
 		{"the top's ignore file changed", func() { testutil.WriteFile(t, filepath.Join(top, ".gitignore"), "build/\n*.log\npkg2/\n") }},
 		{"info/exclude changed", func() { testutil.WriteFile(t, filepath.Join(top, ".git/info/exclude"), "secret*\npkg7/\n") }},
