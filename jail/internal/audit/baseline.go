@@ -117,14 +117,11 @@ func (s *Sentinel) holds(name string) bool {
 func nulEnded(block string) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for block != "" {
-			i := strings.IndexByte(block, 0)
-			if i < 0 {
-				i = len(block) - 1 // not NUL-ended: the last byte is lost, as a NUL would be
-			}
-			if !yield(block[:i]) {
+			name, rest, _ := strings.Cut(block, "\x00")
+			if !yield(name) {
 				return
 			}
-			block = block[i+1:]
+			block = rest
 		}
 	}
 }
