@@ -73,7 +73,6 @@ func (u *unseen) file(stderr io.Writer) *os.File {
 	if u == nil {
 		return nil
 	}
-	u.b.LeaveOutStdio() // here, once init may start the command, not in the walk it waits for
 	f, err := encoded(u.b)
 	if err != nil {
 		fmt.Fprintf(stderr, "jail: audit: %v: what the run writes unseen is not listed\n", err)
@@ -90,14 +89,15 @@ func (u *unseen) stow() {
 	if u == nil {
 		return
 	}
-	u.b.LeaveOutStdio() // as in file
 	if f, err := encoded(u.b); err == nil {
 		u.stowed, u.b = f, nil
 	}
 }
 
-// encoded is b in an unnamed file, as audit.Read reads it.
+// encoded is b, jail's own output files left out of it, in an unnamed file, as audit.Read reads
+// it. It runs once init may start the command, not in the walk init waits for.
 func encoded(b *audit.Baseline) (*os.File, error) {
+	b.LeaveOutStdio()
 	fd, err := unix.MemfdCreate("jail-audit", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, err
