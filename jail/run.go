@@ -146,7 +146,8 @@ func runSandbox(spec *plan.Spec, stdio tty.Stdio, obs *observer, early *Early) (
 	return status, err
 }
 
-// abort kills an init that got no plan and waits for it: the run failed before it.
+// abort kills an init whose command never started (it got no plan, or the placeholders its
+// protections sit on could not be made) and waits for it: the run failed before the command.
 func (sb *sandbox) abort() {
 	sb.proc.signal(syscall.SIGKILL)
 	sb.plan.Close()
