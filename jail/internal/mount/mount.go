@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/jail/internal/fail"
+	"github.com/jail-sandbox/jail/jail/internal/spawn"
 	"github.com/jail-sandbox/jail/jail/internal/verbose"
 	"github.com/jail-sandbox/jail/plan"
 )
@@ -84,7 +85,7 @@ type Roots struct {
 	// writable are the writable binds made so far, Watched the mounts made inside them, which
 	// the setup names to pid 1, and watchErr why pid 1 cannot watch them (WatchErr; watch.go).
 	writable []string
-	Watched  []Watched
+	Watched  []spawn.Watched
 	watchErr error
 	// ready are the mounts made before the plan came (ready.go).
 	ready ready

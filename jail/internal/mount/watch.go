@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/jail/internal/spawn"
 	"github.com/jail-sandbox/jail/plan"
 )
 
@@ -15,12 +16,6 @@ import (
 // and the self-binds that pin the directories above a protection — are watched: the setup names
 // each to pid 1 with the id of the mount it made there, and pid 1 stops the sandbox when the path
 // no longer leads to that mount (spawn/watch.h).
-
-// Watched is a mountpoint pid 1 must be told about: the mount made there and its path.
-type Watched struct {
-	MntID uint32
-	Path  string
-}
 
 // exposed says m makes a protective mount whose mountpoint lies inside a writable bind made
 // before it.
@@ -52,7 +47,7 @@ func (r *Roots) watch(m plan.Mount, mnt int) error {
 	if st.Mask&unix.STATX_MNT_ID == 0 {
 		return errors.New("statx: the kernel gives no mount id")
 	}
-	r.Watched = append(r.Watched, Watched{MntID: uint32(st.Mnt_id), Path: m.Target})
+	r.Watched = append(r.Watched, spawn.Watched{MntID: uint32(st.Mnt_id), Path: m.Target})
 	return nil
 }
 

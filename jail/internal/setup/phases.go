@@ -142,11 +142,7 @@ func (s *setup) buildRoot() error {
 	if err := mount.SetupRoot(s.spec, s.roots, s.log, made); err != nil {
 		return err
 	}
-	ws := make([]spawn.Watched, len(s.roots.Watched))
-	for i, w := range s.roots.Watched {
-		ws[i] = spawn.Watched{MntID: w.MntID, Path: w.Path}
-	}
-	if err := s.p1.Watch(ws); err != nil {
+	if err := s.p1.Watch(s.roots.Watched); err != nil {
 		return fmt.Errorf("name the protections' mountpoints to pid 1: %w", err)
 	}
 	if s.roots.ContainerProc {
