@@ -6,6 +6,8 @@ package spawn
 import "C"
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"strconv"
 	"syscall"
@@ -42,7 +44,9 @@ func RestoreTimerSlack() error {
 	}
 	slack := []byte(strconv.FormatInt(int64(C.jail_setup_slack), 10))
 	for _, t := range tasks {
-		if err := os.WriteFile("/proc/"+t.Name()+"/timerslack_ns", slack, 0); err != nil {
+		// A thread may have ended since the listing (the one that started the command, say).
+		err := os.WriteFile("/proc/"+t.Name()+"/timerslack_ns", slack, 0)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ESRCH) {
 			return err
 		}
 	}
