@@ -10,8 +10,9 @@
 // initialisation (boot.go) gives the entry back to Go's copy of the environment and removes
 // GOMAXPROCS from it, before any other code reads it. The last entry, so that its place in the
 // environment is unchanged, and only one the runtime does not read at boot: not GOGC, GODEBUG,
-// GOMEMLIMIT, GOTRACEBACK or any other GO one. A caller's own GOMAXPROCS, or an environment
-// that is empty or ends in a GO entry, is left alone. Of the C processes the run leaves, the
+// GOMEMLIMIT, GOTRACEBACK or any other GO one, and one of the form NAME=VALUE, which boot.go puts
+// back as such. A caller's own GOMAXPROCS, or an environment that is empty or ends otherwise, is
+// left alone. Of the C processes the run leaves, the
 // waiter and pid 1 read no environment. A Go process of the run that stays once the command has
 // started asks for the default number of Ps back (RestoreProcs).
 #include <stddef.h>
@@ -27,7 +28,7 @@ void jail_boot_one_p(char **envp) {
 	for (; envp[n] != NULL; n++)
 		if (strncmp(envp[n], "GOMAXPROCS=", strlen("GOMAXPROCS=")) == 0)
 			return;
-	if (n == 0 || strncmp(envp[n - 1], "GO", 2) == 0)
+	if (n == 0 || strncmp(envp[n - 1], "GO", 2) == 0 || strchr(envp[n - 1], '=') == NULL)
 		return;
 	jail_boot_swapped = envp[n - 1];
 	envp[n - 1] = one;

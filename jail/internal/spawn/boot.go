@@ -20,10 +20,9 @@ func init() {
 		return
 	}
 	os.Unsetenv("GOMAXPROCS")
-	if k, v, ok := strings.Cut(C.GoString(C.jail_boot_swapped), "="); ok {
-		if _, dup := os.LookupEnv(k); !dup {
-			os.Setenv(k, v)
-		}
+	k, v, _ := strings.Cut(C.GoString(C.jail_boot_swapped), "=") // boot.c lends only NAME=VALUE
+	if _, dup := os.LookupEnv(k); !dup {
+		os.Setenv(k, v)
 	}
 }
 
