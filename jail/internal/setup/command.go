@@ -41,7 +41,10 @@ func (s *setup) startCommand(stdio tty.Stdio, ctty bool) (pid int, err error) {
 // startRestricted runs restrictAndStart on a thread of its own (startCommand says why). A setup
 // that leaves once the command runs restricts the thread it runs on, locked to it for good: all
 // it does there afterwards is name the command to pid 1 and exit, and it saves starting a
-// goroutine and handing the result back (26 us before the command started).
+// goroutine and handing the result back (26 us before the command started). That thread may be
+// the leader, so that the command can signal the setup in the moment before it exits (Landlock
+// scopes signals by the leader's domain: restrict.GoRestricting): what that can stop or end is
+// the setup's last write to pid 1, and with it the command's own run, nothing else.
 func (s *setup) startRestricted(l launch) (int, error) {
 	if !setupStays(s.cfg) {
 		runtime.LockOSThread()

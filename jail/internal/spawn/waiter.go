@@ -76,7 +76,8 @@ const MaxHandOverFiles = C.JAIL_HAND_MAX_FDS
 // exits with its status. audit (nil: none) is the run's audit baseline (audit.Encode, in a
 // file): once init is reaped, the waiter executes jail as AuditArg0 with it when a sentinel
 // changed. held, at most MaxHandOverFiles, is the run's hold on its placeholders
-// (placeholder.Claim), which the waiter releases once it has reaped init and looked at audit.
+// (placeholder.Claim), which the waiter releases once audit has been looked at and pid 1 has
+// left its namespaces (the end pipe's EOF after its byte), or else once it has reaped init.
 func (w *Waiter) HandOver(deadline time.Time, expired *fail.Error, audit *os.File, held []*os.File) {
 	msg := make([]byte, 0, 64)
 	if !deadline.IsZero() {
